@@ -1,0 +1,56 @@
+# Heartbeat Classroom: `make run` serves on http://127.0.0.1:$(PORT); `make test` runs everything.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+REQ_STAMP := $(VENV)/.requirements.stamp
+NPM_STAMP := node_modules/.install.stamp
+PORT ?= 8000
+export PORT
+
+.PHONY: setup python-deps npm-deps messages db run test lint bench
+
+setup: python-deps npm-deps messages db
+
+$(PY):
+	python3 -m venv $(VENV)
+
+# Reinstall only when requirements.txt changed.
+$(REQ_STAMP): requirements.txt | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(REQ_STAMP)
+
+python-deps: $(REQ_STAMP)
+
+npm-deps:
+	@if [ -f package.json ]; then \
+	  if [ -f package-lock.json ]; then lock=package-lock.json; else lock=package.json; fi; \
+	  if [ ! -f $(NPM_STAMP) ] || [ $$lock -nt $(NPM_STAMP) ]; then \
+	    if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi \
+	      && touch $(NPM_STAMP); \
+	  fi; \
+	fi
+
+messages: python-deps
+	@if [ -d locale ] && find locale -name '*.po' | grep -q .; then \
+	  command -v msgfmt >/dev/null || { apt-get update -qq && apt-get install -y -qq gettext; }; \
+	  $(PY) manage.py compilemessages --ignore=.venv --ignore=node_modules -v 0; \
+	fi
+
+db: python-deps
+	$(PY) manage.py migrate --no-input -v 0
+	$(PY) manage.py load_builtins
+
+run: setup
+	$(PY) manage.py runstack --port $(PORT)
+
+lint: python-deps
+	$(PY) -m ruff check .
+
+test: setup lint
+	bash scripts/run-tests.sh
+
+bench: setup
+	$(PY) bench/fanout_bench.py
+	@if [ -f bench/simulation_bench.py ]; then $(PY) bench/simulation_bench.py; fi
+	@if [ -f bench/browser_bench.py ]; then $(PY) bench/browser_bench.py; fi

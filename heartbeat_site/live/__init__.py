@@ -1,0 +1,1 @@
+"""Live runs: persistence, run drivers (Celery), websocket delivery and the REST API."""

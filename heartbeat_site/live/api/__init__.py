@@ -1,0 +1,1 @@
+"""REST API under /api/ (contract: ARCHITECTURE.md "Web"; document: /api/openapi.json)."""

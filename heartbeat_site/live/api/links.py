@@ -1,0 +1,29 @@
+"""The links handed out for a run: viewer page, control page (with the token) and websocket.
+
+The control token travels in the URL fragment (``#token=``), which browsers never send
+to the server, so it does not end up in access logs or Referer headers.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpRequest
+
+
+def base_url(request: HttpRequest) -> str:
+    configured = settings.HEARTBEAT["PUBLIC_URL"].rstrip("/")
+    return configured or f"{request.scheme}://{request.get_host()}"
+
+
+def viewer_url(request: HttpRequest, run_id: str) -> str:
+    return f"{base_url(request)}/runs/{run_id}/"
+
+
+def control_url(request: HttpRequest, run_id: str, token: str) -> str:
+    return f"{base_url(request)}/runs/{run_id}/control#token={token}"
+
+
+def ws_url(request: HttpRequest, run_id: str) -> str:
+    base = base_url(request)
+    scheme, _, rest = base.partition("://")
+    return f"{'wss' if scheme == 'https' else 'ws'}://{rest}/ws/runs/{run_id}/"

@@ -1,0 +1,301 @@
+"""The OpenAPI 3 document served at /api/openapi.json (kept beside the views it describes;
+tests check that every API route appears here and every documented path resolves)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, JsonResponse
+
+from heartbeat_site.live.clock import MAX_SPEED, MIN_SPEED
+
+_ERROR = {"$ref": "#/components/responses/Error"}
+_RUN_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}, "description": "run id"}
+_AFTER = {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0, "default": 0}, "description": "return what has seq > after"}
+
+
+def _limit(default: int) -> dict:
+    return {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 5000, "default": default}}
+
+
+def _json(schema: dict) -> dict:
+    return {"application/json": {"schema": schema}}
+
+
+def _ok(description: str, schema: dict, status: str = "200") -> dict:
+    return {status: {"description": description, "content": _json(schema)}}
+
+
+_SCENARIO_DOC = {"type": "object", "description": "scenario document (ARCHITECTURE.md 'Scenario document')", "additionalProperties": True}
+_CLOCK = {
+    "type": "object",
+    "properties": {"t": {"type": "number", "description": "virtual seconds"}, "speed": {"type": "number"}, "paused": {"type": "boolean"}},
+    "required": ["t", "speed", "paused"],
+}
+_EVENT = {
+    "type": "object",
+    "description": "simulation event (docs/simulation-api.md 'Events')",
+    "properties": {"seq": {"type": "integer"}, "t": {"type": "number"}, "time": {"type": "string"}, "type": {"type": "string"}},
+    "required": ["seq", "t", "type"],
+    "additionalProperties": True,
+}
+_RUN = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "scenario": {"type": "string"},
+        "title": {"type": "object"},
+        "version": {"type": "string"},
+        "seed": {"type": "integer"},
+        "node_count": {"type": "integer"},
+        "duration": {"type": "number"},
+        "status": {"type": "string", "enum": ["pending", "running", "finished", "idle", "failed"]},
+        "end_reason": {"type": "string"},
+        "clock": {"$ref": "#/components/schemas/Clock"},
+        "last_seq": {"type": "integer"},
+        "viewers": {"type": ["integer", "null"]},
+        "commands": {"type": "integer"},
+        "summary": {"type": "object"},
+        "viewer_url": {"type": "string"},
+        "ws_url": {"type": "string"},
+        "created_at": {"type": "string", "format": "date-time"},
+        "started_at": {"type": ["string", "null"], "format": "date-time"},
+        "ended_at": {"type": ["string", "null"], "format": "date-time"},
+    },
+}
+_COMMAND = {
+    "type": "object",
+    "description": (
+        'a fault from the simulation\'s vocabulary (e.g. {"action": "stop-kubelet", "node": "node-2"}, optional "for") '
+        f"or pause, resume, step, or speed with a value from {MIN_SPEED:g} to {MAX_SPEED:g}"
+    ),
+    "properties": {"action": {"type": "string"}, "node": {"type": "string"}, "value": {"type": "number"}},
+    "required": ["action"],
+    "additionalProperties": True,
+}
+_COMMAND_RESULT = {
+    "type": "object",
+    "properties": {
+        "seq": {"type": "integer", "description": "the command's position in the run's command log"},
+        "at": {"type": ["number", "null"], "description": "virtual time at which it applies (null while pending)"},
+        "status": {"type": "string", "enum": ["pending", "applied", "rejected"]},
+        "kind": {"type": "string", "enum": ["fault", "control"]},
+        "action": {"type": "string"},
+        "command": {"type": "object"},
+        "clock": {"$ref": "#/components/schemas/Clock"},
+    },
+    "required": ["seq", "at", "status"],
+}
+
+DOCUMENT: dict = {
+    "openapi": "3.1.0",
+    "info": {
+        "title": "Heartbeat Classroom API",
+        "version": "1.0.0",
+        "description": (
+            "Scenarios, live runs and their commands. No cookie or CSRF token is needed; control of a run is by "
+            'its bearer control token alone. Every error is JSON: {"error": code, "message": text}. Live frames: '
+            "websocket /ws/runs/{id}/ (see README 'Websocket protocol')."
+        ),
+    },
+    "paths": {
+        "/api/scenarios": {
+            "get": {
+                "summary": "List scenarios (built-in and saved)",
+                "responses": _ok(
+                    "scenarios",
+                    {"type": "object", "properties": {"scenarios": {"type": "array", "items": {"$ref": "#/components/schemas/ScenarioSummary"}}}},
+                ),
+            },
+            "post": {
+                "summary": "Save a custom scenario",
+                "requestBody": {
+                    "required": True,
+                    "content": _json({"type": "object", "properties": {"document": _SCENARIO_DOC}, "required": ["document"]}),
+                },
+                "responses": {
+                    **_ok("saved", {"type": "object"}, "201"),
+                    **_ok("replaced", {"type": "object"}),
+                    "400": _ERROR,
+                    "409": _ERROR,
+                    "413": _ERROR,
+                },
+            },
+        },
+        "/api/scenarios/validate": {
+            "post": {
+                "summary": "Validate a scenario document without saving it",
+                "requestBody": {"required": True, "content": _json(_SCENARIO_DOC)},
+                "responses": {**_ok("valid; the normalised document", {"type": "object"}), "400": _ERROR, "413": _ERROR},
+            }
+        },
+        "/api/scenarios/{name}": {
+            "get": {
+                "summary": "A scenario document",
+                "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "responses": {**_ok("the document", _SCENARIO_DOC), "404": _ERROR},
+            }
+        },
+        "/api/runs": {
+            "post": {
+                "summary": "Start a run from a scenario name or a document",
+                "requestBody": {
+                    "required": True,
+                    "content": _json(
+                        {
+                            "type": "object",
+                            "properties": {
+                                "scenario": {"type": "string"},
+                                "document": _SCENARIO_DOC,
+                                "speed": {"type": "number", "minimum": MIN_SPEED, "maximum": MAX_SPEED},
+                                "seed": {"type": "integer", "minimum": 0},
+                                "paused": {"type": "boolean"},
+                            },
+                            "additionalProperties": False,
+                        }
+                    ),
+                },
+                "responses": {
+                    **_ok(
+                        "created",
+                        {
+                            "type": "object",
+                            "properties": {
+                                "id": {"type": "string"},
+                                "viewer_url": {"type": "string"},
+                                "control_url": {"type": "string"},
+                                "ws_url": {"type": "string"},
+                                "control_token": {"type": "string"},
+                                "run": {"$ref": "#/components/schemas/Run"},
+                            },
+                            "required": ["id", "viewer_url", "control_url", "ws_url", "control_token"],
+                        },
+                        "201",
+                    ),
+                    "400": _ERROR,
+                    "404": _ERROR,
+                    "413": _ERROR,
+                    "429": _ERROR,
+                    "503": _ERROR,
+                },
+            }
+        },
+        "/api/runs/{id}": {
+            "get": {
+                "summary": "A run: clock, status, summary",
+                "parameters": [_RUN_ID],
+                "responses": {**_ok("the run", {"$ref": "#/components/schemas/Run"}), "404": _ERROR},
+            }
+        },
+        "/api/runs/{id}/commands": {
+            "get": {
+                "summary": "The run's command log, in order",
+                "parameters": [_RUN_ID],
+                "responses": {
+                    **_ok(
+                        "commands",
+                        {"type": "object", "properties": {"commands": {"type": "array", "items": {"$ref": "#/components/schemas/CommandResult"}}}},
+                    ),
+                    "404": _ERROR,
+                },
+            },
+            "post": {
+                "summary": "Send a command (needs the control token)",
+                "security": [{"controlToken": []}],
+                "parameters": [_RUN_ID],
+                "requestBody": {"required": True, "content": _json({"$ref": "#/components/schemas/Command"})},
+                "responses": {
+                    **_ok("accepted: seq and the virtual time at which it applies", {"$ref": "#/components/schemas/CommandResult"}, "202"),
+                    "400": _ERROR,
+                    "403": _ERROR,
+                    "404": _ERROR,
+                    "409": _ERROR,
+                    "413": _ERROR,
+                },
+            },
+        },
+        "/api/runs/{id}/events": {
+            "get": {
+                "summary": "Page through the run's events",
+                "parameters": [_RUN_ID, _AFTER, _limit(1000)],
+                "responses": {
+                    **_ok(
+                        "events with seq > after",
+                        {
+                            "type": "object",
+                            "properties": {
+                                "events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}},
+                                "last_seq": {"type": "integer"},
+                                "next_after": {"type": "integer"},
+                                "has_more": {"type": "boolean"},
+                            },
+                            "required": ["events", "last_seq"],
+                        },
+                    ),
+                    "400": _ERROR,
+                    "404": _ERROR,
+                },
+            }
+        },
+        "/api/runs/{id}/audit": {
+            "get": {
+                "summary": "Page through the run's audit records (audit.k8s.io/v1 Events)",
+                "parameters": [_RUN_ID, _AFTER, _limit(500)],
+                "responses": {
+                    **_ok(
+                        "audit records of write events with seq > after",
+                        {
+                            "type": "object",
+                            "properties": {
+                                "records": {
+                                    "type": "array",
+                                    "items": {"type": "object", "properties": {"seq": {"type": "integer"}, "record": {"type": "object"}}},
+                                },
+                                "last_seq": {"type": "integer"},
+                                "next_after": {"type": "integer"},
+                                "has_more": {"type": "boolean"},
+                            },
+                        },
+                    ),
+                    "400": _ERROR,
+                    "404": _ERROR,
+                },
+            }
+        },
+        "/api/openapi.json": {"get": {"summary": "This document", "responses": _ok("OpenAPI 3 document", {"type": "object"})}},
+    },
+    "components": {
+        "securitySchemes": {
+            "controlToken": {"type": "http", "scheme": "bearer", "description": "the control_token returned when the run was created"}
+        },
+        "schemas": {
+            "Clock": _CLOCK,
+            "Event": _EVENT,
+            "Run": _RUN,
+            "Command": _COMMAND,
+            "CommandResult": _COMMAND_RESULT,
+            "ScenarioSummary": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "title": {"type": "object"},
+                    "builtin": {"type": "boolean"},
+                    "watch": {"type": "object"},
+                    "node_count": {"type": "integer"},
+                    "duration": {"type": "number"},
+                    "version": {"type": "string"},
+                    "fault_actions": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["name", "title"],
+            },
+            "Error": {
+                "type": "object",
+                "properties": {"error": {"type": "string"}, "message": {"type": "string"}},
+                "required": ["error", "message"],
+            },
+        },
+        "responses": {"Error": {"description": "error naming the problem", "content": _json({"$ref": "#/components/schemas/Error"})}},
+    },
+}
+
+
+def openapi(request: HttpRequest) -> JsonResponse:
+    return JsonResponse(DOCUMENT)

@@ -1,0 +1,131 @@
+"""Run endpoints: create a run, read its state."""
+
+from __future__ import annotations
+
+import logging
+
+import redis
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+
+from heartbeat_site.live import runstore, summary
+from heartbeat_site.live.api import links
+from heartbeat_site.live.api.bodies import bool_field, int_field, json_object, number_field, reject_unknown_keys
+from heartbeat_site.live.api.errors import ApiError
+from heartbeat_site.live.api.scenarios import parse_document
+from heartbeat_site.live.caps import check_run_caps, client_key
+from heartbeat_site.live.catalogue import find_document
+from heartbeat_site.live.clock import MAX_SPEED, MIN_SPEED
+from heartbeat_site.live.models import Run, RunStatus
+from heartbeat_site.live.tokens import hash_token, new_token
+
+log = logging.getLogger(__name__)
+
+CREATE_FIELDS = {"scenario", "document", "speed", "seed", "paused"}
+
+
+def get_run_or_404(run_id: str) -> Run:
+    run = Run.objects.filter(pk=run_id).first()
+    if run is None:
+        raise ApiError(404, "unknown-run", f"no run with id {run_id!r}")
+    return run
+
+
+def create(request: HttpRequest) -> JsonResponse:
+    body = json_object(request)
+    reject_unknown_keys(body, CREATE_FIELDS)
+    if ("scenario" in body) == ("document" in body):
+        raise ApiError(400, "scenario-or-document", 'give exactly one of "scenario" (a scenario name) or "document" (a scenario document)')
+    if "scenario" in body:
+        name = body["scenario"]
+        if not isinstance(name, str):
+            raise ApiError(400, "wrong-type", "scenario: must be a scenario name (string)")
+        document = find_document(name)
+        if document is None:
+            raise ApiError(404, "unknown-scenario", f"scenario: no scenario named {name!r}; GET /api/scenarios lists them")
+        scenario = parse_document(document, field="scenario")
+    else:
+        scenario = parse_document(body["document"])
+    speed = number_field(body, "speed", minimum=MIN_SPEED, maximum=MAX_SPEED, default=settings.HEARTBEAT["DEFAULT_SPEED"])
+    seed = int_field(body, "seed", minimum=0, maximum=2**63 - 1)
+    paused = bool_field(body, "paused", False)
+    client = client_key(request)
+    check_run_caps(client)
+
+    token = new_token()
+    run = Run.objects.create(
+        scenario_name=scenario.name,
+        document=scenario.document,
+        seed=scenario.seed if seed is None else seed,
+        version=str(scenario.version),
+        node_count=scenario.node_count,
+        duration=float(scenario.duration),
+        speed=speed,
+        paused=paused,
+        control_token_hash=hash_token(token),
+        client_key=client,
+    )
+    start_driver(run)
+    return JsonResponse(
+        {
+            "id": run.id,
+            "viewer_url": links.viewer_url(request, run.id),
+            "control_url": links.control_url(request, run.id, token),
+            "ws_url": links.ws_url(request, run.id),
+            "control_token": token,
+            "run": run_body(request, run),
+        },
+        status=201,
+    )
+
+
+def start_driver(run: Run) -> None:
+    from heartbeat_site.live.tasks import drive_run
+
+    try:
+        runstore.mark_active(run.id)
+        drive_run.delay(run.id)
+    except (redis.RedisError, OSError) as exc:
+        log.error("cannot start run %s: %s", run.id, exc)
+        Run.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, end_reason="Redis unreachable at creation")
+        raise ApiError(503, "live-service-unavailable", f"cannot reach Redis/Celery to start the run: {exc}") from None
+
+
+def run_body(request: HttpRequest, run: Run) -> dict:
+    try:
+        state = runstore.read_state(run.id)
+        viewers = runstore.viewer_count(run.id)
+        snapshot = runstore.read_snapshot(run.id)
+    except redis.RedisError:
+        state, viewers, snapshot = {}, None, None
+    if "t" in state:
+        clock = {"t": round(float(state["t"]), 6), "speed": float(state["speed"]), "paused": state.get("paused") == "1"}
+        last_seq = int(state["last_seq"])
+    else:
+        clock = {"t": run.t_reached, "speed": run.speed, "paused": run.paused}
+        last_seq = run.last_seq
+    return {
+        "id": run.id,
+        "scenario": run.scenario_name,
+        "title": run.title,
+        "version": run.version,
+        "seed": run.seed,
+        "node_count": run.node_count,
+        "duration": run.duration,
+        "status": run.status,
+        "end_reason": run.end_reason,
+        "clock": clock,
+        "last_seq": last_seq,
+        "viewers": viewers,
+        "commands": run.commands.count(),
+        "summary": summary.summarise(snapshot.get("snapshot") if snapshot else None),
+        "viewer_url": links.viewer_url(request, run.id),
+        "ws_url": links.ws_url(request, run.id),
+        "created_at": run.created_at.isoformat(),
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "ended_at": run.ended_at.isoformat() if run.ended_at else None,
+    }
+
+
+def detail(request: HttpRequest, run_id: str) -> JsonResponse:
+    return JsonResponse(run_body(request, get_run_or_404(run_id)))

@@ -1,0 +1,20 @@
+"""Routes under /api/ (a trailing slash is accepted too)."""
+
+from django.urls import re_path
+
+from heartbeat_site.live.api import control, events, openapi, runs, scenarios
+from heartbeat_site.live.api.dispatch import methods
+
+RUN = r"(?P<run_id>[^/]{1,64})"
+
+urlpatterns = [
+    re_path(r"^openapi\.json$", methods(GET=openapi.openapi), name="api-openapi"),
+    re_path(r"^scenarios/?$", methods(GET=scenarios.list_scenarios, POST=scenarios.save), name="api-scenarios"),
+    re_path(r"^scenarios/validate/?$", methods(POST=scenarios.validate), name="api-scenario-validate"),
+    re_path(r"^scenarios/(?P<name>[^/]{1,100})/?$", methods(GET=scenarios.get_scenario), name="api-scenario"),
+    re_path(r"^runs/?$", methods(POST=runs.create), name="api-runs"),
+    re_path(rf"^runs/{RUN}/?$", methods(GET=runs.detail), name="api-run"),
+    re_path(rf"^runs/{RUN}/commands/?$", methods(GET=control.list_commands, POST=control.post_command), name="api-run-commands"),
+    re_path(rf"^runs/{RUN}/events/?$", methods(GET=events.list_events), name="api-run-events"),
+    re_path(rf"^runs/{RUN}/audit/?$", methods(GET=events.list_audit), name="api-run-audit"),
+]

@@ -1,0 +1,44 @@
+"""Scenarios: the built-in catalogue (from ``simulation.builtin_scenarios()``) and saved ones."""
+
+from __future__ import annotations
+
+from heartbeat_site.live.models import Scenario
+from simulation import builtin_scenarios, get_builtin
+
+
+def scenario_summary(scenario) -> dict:
+    """The fields a scenario list shows, kept beside the document so listing parses nothing."""
+    return {
+        "watch": scenario.watch,
+        "node_count": scenario.node_count,
+        "duration": scenario.duration,
+        "version": scenario.version,
+        "fault_actions": list(scenario.fault_actions),
+    }
+
+
+def save_scenario(scenario, *, builtin: bool) -> Scenario:
+    row, _ = Scenario.objects.update_or_create(
+        name=scenario.name,
+        defaults={
+            "title": scenario.title,
+            "document": scenario.document,
+            "summary": scenario_summary(scenario),
+            "builtin": builtin,
+        },
+    )
+    return row
+
+
+def load_builtins() -> list[str]:
+    """Insert or refresh every built-in scenario; return their names in catalogue order."""
+    return [save_scenario(scenario, builtin=True).name for scenario in builtin_scenarios()]
+
+
+def find_document(name: str) -> dict | None:
+    """A saved scenario's document, else a built-in's (even before ``load_builtins`` ran)."""
+    row = Scenario.objects.filter(name=name).only("document").first()
+    if row is not None:
+        return row.document
+    builtin = get_builtin(name)
+    return builtin.document if builtin is not None else None

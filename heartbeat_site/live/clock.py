@@ -1,0 +1,57 @@
+"""The driver's virtual clock: virtual time = base + wall time elapsed x speed.
+
+It reads ``time.monotonic`` (never Celery ETAs or beat, which are ~1 s precise) and is
+rebased on every pause, resume, speed change or jump, so changing speed never moves
+the virtual time already reached.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+MIN_SPEED = 0.1
+MAX_SPEED = 100.0
+
+
+@dataclass
+class VirtualClock:
+    t: float = 0.0  # virtual seconds at the last rebase
+    speed: float = 1.0
+    paused: bool = False
+    monotonic: Callable[[], float] = field(default=time.monotonic, repr=False)
+    _base: float = field(default=0.0, repr=False)
+
+    def __post_init__(self) -> None:
+        self._base = self.monotonic()
+
+    def now(self) -> float:
+        if self.paused:
+            return self.t
+        return self.t + (self.monotonic() - self._base) * self.speed
+
+    def _rebase(self, t: float | None = None) -> None:
+        self.t = self.now() if t is None else t
+        self._base = self.monotonic()
+
+    def pause(self) -> None:
+        self._rebase()
+        self.paused = True
+
+    def resume(self) -> None:
+        self._rebase()
+        self.paused = False
+
+    def set_speed(self, speed: float) -> None:
+        if not MIN_SPEED <= speed <= MAX_SPEED:
+            raise ValueError(f"speed must be between {MIN_SPEED} and {MAX_SPEED}")
+        self._rebase()
+        self.speed = speed
+
+    def jump_to(self, t: float) -> None:
+        """Continue from virtual time ``t`` (after a step, or to hold at the duration)."""
+        self._rebase(t)
+
+    def as_dict(self, t: float) -> dict:
+        return {"t": round(t, 6), "speed": self.speed, "paused": self.paused}

@@ -1,0 +1,67 @@
+"""Command intake on the web side: check, persist in order, hand to the driver, await its ack.
+
+The web process never decides *when* a command applies: the driver does, at its current
+virtual time, and persists that ``at`` before applying (see heartbeat_site.live.driver).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from heartbeat_site.live import runstore
+from heartbeat_site.live.api.bodies import number_field, reject_unknown_keys
+from heartbeat_site.live.api.errors import ApiError
+from heartbeat_site.live.clock import MAX_SPEED, MIN_SPEED
+from heartbeat_site.live.models import Command, CommandKind, Run
+from simulation import FAULT_ACTIONS, CommandError, load_scenario, validate_command
+
+CONTROL_ACTIONS = ("pause", "resume", "speed", "step")
+
+
+def normalise(run: Run, body: dict) -> tuple[str, str, dict]:
+    """(kind, action, payload) for a command body, or a 400 that names the problem."""
+    action = body.get("action")
+    if not isinstance(action, str):
+        raise ApiError(400, "missing-action", 'a command needs an "action" string, e.g. {"action": "stop-kubelet", "node": "node-2"}')
+    if action in CONTROL_ACTIONS:
+        if action == "speed":
+            reject_unknown_keys(body, {"action", "value"}, where="speed command")
+            if "value" not in body:
+                raise ApiError(400, "missing-field", f"value: the speed command needs a value between {MIN_SPEED:g} and {MAX_SPEED:g}")
+            value = number_field(body, "value", minimum=MIN_SPEED, maximum=MAX_SPEED)
+            return CommandKind.CONTROL, action, {"action": action, "value": value}
+        reject_unknown_keys(body, {"action"}, where=f"{action} command")
+        return CommandKind.CONTROL, action, {"action": action}
+    if action not in FAULT_ACTIONS:
+        known = ", ".join((*CONTROL_ACTIONS, *FAULT_ACTIONS))
+        raise ApiError(400, "unknown-action", f"action: unknown action {action!r}; known actions: {known}")
+    try:
+        payload = validate_command(body, load_scenario(run.document))
+    except CommandError as exc:
+        raise ApiError(400, "invalid-command", f"invalid command: {exc}") from None
+    return CommandKind.FAULT, action, payload
+
+
+def persist(run: Run, kind: str, action: str, payload: dict) -> Command:
+    """Append the command to the run's log with the next seq (retrying a concurrent race)."""
+    for _ in range(5):
+        try:
+            with transaction.atomic():
+                last = Command.objects.filter(run=run).aggregate(m=Max("seq"))["m"] or 0
+                return Command.objects.create(run=run, seq=last + 1, kind=kind, action=action, payload=payload)
+        except IntegrityError:
+            continue
+    raise ApiError(409, "busy", "too many concurrent commands for this run; retry")
+
+
+def submit(run: Run, body: dict) -> tuple[Command, dict | None]:
+    """Persist a command and wait (bounded) for the driver to give it its virtual time."""
+    kind, action, payload = normalise(run, body)
+    if not run.is_active:
+        raise ApiError(409, "run-ended", f"run {run.id} has ended ({run.status}: {run.end_reason or 'no reason recorded'})")
+    command = persist(run, kind, action, payload)
+    runstore.notify_command(run.id, command.pk)
+    ack = runstore.wait_ack(command.pk, settings.HEARTBEAT["COMMAND_ACK_SECONDS"])
+    return command, ack

@@ -1,0 +1,229 @@
+"""Websocket ``/ws/runs/<id>/``: a snapshot (or a resume), then the run's frames in order.
+
+Frames come through the channel layer, which is at-most-once; each consumer remembers
+the last seq it delivered, drops what it already sent and fills any hole from the Redis
+event log, so a viewer sees every event exactly once, in order (ARCHITECTURE principle 5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from heartbeat_site.live import frames, runstore
+from heartbeat_site.live.models import Run
+from heartbeat_site.live.replay import replay_until
+
+log = logging.getLogger(__name__)
+
+CLOSE_BAD_REQUEST = 4400  # malformed query (e.g. ?after=abc)
+CLOSE_UNKNOWN_RUN = 4404
+MAX_CLIENT_MESSAGE = 4096
+VIEWER_REFRESH_SECONDS = 30.0
+
+
+class RunConsumer(AsyncWebsocketConsumer):
+    run_id: str
+    delivered: int = 0
+    viewers: int = -1
+    last_refresh: float = 0.0
+    registered: bool = False
+
+    async def connect(self) -> None:
+        self.run_id = self.scope["url_route"]["kwargs"]["run_id"]
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        run = await database_sync_to_async(Run.objects.filter(pk=self.run_id).first)()
+        if run is None:
+            await self._refuse(CLOSE_UNKNOWN_RUN, "unknown-run", f"no run with id {self.run_id!r}")
+            return
+        after = None
+        if "after" in query:
+            raw = query["after"][-1]
+            if not raw.isdigit():
+                await self._refuse(CLOSE_BAD_REQUEST, "bad-after", f"after must be a whole number >= 0, got {raw!r}")
+                return
+            after = int(raw)
+        await self.channel_layer.group_add(runstore.group_name(self.run_id), self.channel_name)
+        await self.accept()
+        await asyncio.to_thread(runstore.add_viewer, self.run_id, self.channel_name)
+        self.registered = True
+        self.last_refresh = time.monotonic()
+        if after is not None and await asyncio.to_thread(runstore.log_covers, self.run_id, after):
+            await self._send_resumed(run, after)
+        else:
+            await self._send_snapshot(run)
+        await self._announce_presence()
+
+    async def _refuse(self, code: int, error: str, message: str) -> None:
+        await self.accept()
+        await self.send(text_data=frames.dumps(frames.error_message(message, error)))
+        await self.close(code=code)
+
+    async def disconnect(self, code: int) -> None:
+        if not self.registered:
+            return
+        await self.channel_layer.group_discard(runstore.group_name(self.run_id), self.channel_name)
+        await asyncio.to_thread(runstore.remove_viewer, self.run_id, self.channel_name)
+        await self._announce_presence()
+
+    # -- what a viewer gets first ---------------------------------------------------------
+
+    async def _run_info(self, run: Run, state: dict) -> dict:
+        return {
+            "id": run.id,
+            "scenario": run.scenario_name,
+            "title": run.title,
+            "status": state.get("status") or run.status,
+            "viewers": await asyncio.to_thread(runstore.viewer_count, self.run_id),
+        }
+
+    async def _send_snapshot(self, run: Run | None = None) -> None:
+        if run is None:
+            run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
+        stored = await asyncio.to_thread(runstore.read_snapshot, self.run_id)
+        if stored is None:
+            # No driver has stored one yet (or Redis forgot it): rebuild it deterministically.
+            stored = await database_sync_to_async(_rebuilt_snapshot)(run)
+        state = await asyncio.to_thread(runstore.read_state, self.run_id)
+        message = {
+            "type": "snapshot",
+            "snapshot": stored["snapshot"],
+            "clock": stored["clock"],
+            "last_seq": stored["last_seq"],
+            "run": await self._run_info(run, state),
+        }
+        await self.send(text_data=frames.dumps(message))
+        self.delivered = stored["last_seq"]
+        await self._send_from_log(self.delivered, None)
+
+    async def _send_resumed(self, run: Run, after: int) -> None:
+        state = await asyncio.to_thread(runstore.read_state, self.run_id)
+        message = {
+            "type": "resumed",
+            "after": after,
+            "clock": _clock_from_state(state, run),
+            "last_seq": int(state.get("last_seq", run.last_seq)),
+            "run": await self._run_info(run, state),
+        }
+        await self.send(text_data=frames.dumps(message))
+        self.delivered = after
+        await self._send_from_log(after, None)
+
+    async def _send_from_log(self, after: int, upto: int | None) -> None:
+        """Send logged events ``(after, upto]`` as frames; resync if the log lost some."""
+        chunk = settings.HEARTBEAT["FRAME_MAX_EVENTS"]
+        while True:
+            events = await asyncio.to_thread(runstore.events_after, self.run_id, after, chunk, upto=upto)
+            if not events:
+                return
+            if events[0]["seq"] != after + 1:
+                await self._send_snapshot()  # the gap is older than the bounded log
+                return
+            state = await asyncio.to_thread(runstore.read_state, self.run_id)
+            await self.send(text_data=frames.dumps(frames.frame(events, _clock_from_state(state, None))))
+            after = self.delivered = events[-1]["seq"]
+            if len(events) < chunk:
+                return
+
+    # -- channel-layer messages from the driver and other consumers --------------------
+
+    async def run_frame(self, message: dict) -> None:
+        first, last = message["first"], message["last"]
+        if last <= self.delivered:
+            return  # already sent (from the log during catch-up)
+        if first > self.delivered + 1:
+            await self._send_from_log(self.delivered, first - 1)  # a frame went missing
+            if last <= self.delivered:
+                return
+        text = message["text"]
+        if first <= self.delivered:
+            partial = json.loads(text)
+            partial["events"] = [event for event in partial["events"] if event["seq"] > self.delivered]
+            partial["seq"] = [self.delivered + 1, last]
+            text = frames.dumps(partial)
+        await self.send(text_data=text)
+        self.delivered = last
+
+    async def run_clock(self, message: dict) -> None:
+        await self.send(text_data=message["text"])
+        await self._refresh_registration()
+
+    async def run_status(self, message: dict) -> None:
+        await self._catch_up_before_status(message)
+        await self.send(text_data=message["text"])
+
+    async def _catch_up_before_status(self, message: dict) -> None:
+        last = json.loads(message["text"]).get("last_seq", 0)
+        if last > self.delivered:
+            await self._send_from_log(self.delivered, last)
+
+    async def run_presence(self, message: dict) -> None:
+        viewers = message["viewers"]
+        if viewers != self.viewers:
+            self.viewers = viewers
+            await self.send(text_data=frames.dumps({"type": "presence", "viewers": viewers}))
+
+    async def _announce_presence(self) -> None:
+        count = await asyncio.to_thread(runstore.viewer_count, self.run_id)
+        await self.channel_layer.group_send(runstore.group_name(self.run_id), {"type": "run.presence", "viewers": count})
+
+    async def _refresh_registration(self) -> None:
+        now = time.monotonic()
+        if now - self.last_refresh >= VIEWER_REFRESH_SECONDS:
+            self.last_refresh = now
+            await asyncio.to_thread(runstore.add_viewer, self.run_id, self.channel_name)
+
+    # -- what a viewer may send -------------------------------------------------------
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if text_data is None:
+            await self._error("binary messages are not supported; send JSON text")
+            return
+        if len(text_data) > MAX_CLIENT_MESSAGE:
+            await self._error(f"message too long ({len(text_data)} characters, limit {MAX_CLIENT_MESSAGE})")
+            return
+        try:
+            message = json.loads(text_data)
+        except ValueError:
+            await self._error("message is not valid JSON")
+            return
+        kind = message.get("type") if isinstance(message, dict) else None
+        if not isinstance(kind, str):
+            await self._error('a message must be a JSON object with a string "type" (ping or resync)')
+        elif kind == "ping":
+            await self.send(text_data=frames.dumps({"type": "pong", "echo": message.get("echo"), "sent_at": frames.wall_ms()}))
+        elif kind == "resync":
+            await self._send_snapshot()
+        else:
+            await self._error(
+                f"unknown message type {kind!r}: viewers may send ping or resync; commands go to POST /api/runs/<id>/commands with the control token",
+                "unknown-type",
+            )
+
+    async def _error(self, text: str, code: str = "bad-message") -> None:
+        await self.send(text_data=frames.dumps(frames.error_message(text, code)))
+
+
+def _clock_from_state(state: dict, run: Run | None) -> dict:
+    if "t" in state:
+        return {"t": round(float(state["t"]), 6), "speed": float(state["speed"]), "paused": state.get("paused") == "1"}
+    if run is None:
+        return {}
+    return {"t": run.t_reached, "speed": run.speed, "paused": run.paused}
+
+
+def _rebuilt_snapshot(run: Run) -> dict:
+    sim, _ = replay_until(run, run.t_reached)
+    snapshot = sim.snapshot()
+    return {
+        "snapshot": snapshot,
+        "clock": {"t": round(sim.now, 6), "speed": run.speed, "paused": run.paused},
+        "last_seq": snapshot.get("last_seq", run.last_seq),
+    }

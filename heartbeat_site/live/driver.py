@@ -1,0 +1,254 @@
+"""The run driver: one Celery task owns one run while it holds the run's Redis lease.
+
+Each slice (``HEARTBEAT_FRAME_INTERVAL``, 0.1 s) it advances the simulation to
+``virtual clock now`` (wall time x speed), publishes the new events as one frame, appends
+them to the bounded event log and renews the lease, all fenced by the lease token.
+Commands wake it at once: it gives each the current virtual time, persists that ``at``
+and only then applies it (ARCHITECTURE principle 4), so a takeover that replays
+scenario + seed + commands reproduces the run exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+
+from heartbeat_site.live import frames, runstore
+from heartbeat_site.live.clock import VirtualClock
+from heartbeat_site.live.models import ACTIVE_STATUSES, Command, CommandKind, CommandStatus, Run, RunStatus
+from heartbeat_site.live.publisher import Publisher
+from heartbeat_site.live.replay import replay_until
+from simulation import CommandError, load_scenario
+
+log = logging.getLogger(__name__)
+
+STEP_EPSILON = 1e-6  # run_until(t) is exclusive: step just past the controller pass
+DB_SAVE_SECONDS = 2.0
+QUIET_CLOCK_SECONDS = 1.0  # a clock message when no frame went out for this long
+IDLE_CHECK_SECONDS = 1.0
+
+
+class RunDriver:
+    def __init__(self, run_id: str, *, stop: threading.Event | None = None, monotonic: Callable[[], float] = time.monotonic) -> None:
+        conf = settings.HEARTBEAT
+        self.run_id = run_id
+        self.stop = stop or threading.Event()
+        self.mono = monotonic
+        self.interval: float = conf["FRAME_INTERVAL"]
+        self.idle_seconds: float = conf["IDLE_SECONDS"]
+        self.max_frame_events: int = conf["FRAME_MAX_EVENTS"]
+        self.lease = runstore.Lease(run_id, uuid.uuid4().hex, conf["LEASE_TTL"])
+        self.group = runstore.group_name(run_id)
+        self.buffer: list[dict] = []
+        self.published_seq = 0
+        self.snapshot_seq = -1
+
+    # -- life cycle -------------------------------------------------------------------
+
+    def drive(self) -> str:
+        """Drive the run until it ends, the worker stops or the lease is lost."""
+        if not self.lease.acquire():
+            return "owned-elsewhere"
+        self.publisher = Publisher()
+        try:
+            return self._drive()
+        except Exception as exc:
+            log.exception("driver for run %s failed", self.run_id)
+            self._fail(f"{type(exc).__name__}: {exc}")
+            return "failed"
+        finally:
+            self.lease.release()
+            self.publisher.close()
+            close_old_connections()
+
+    def _drive(self) -> str:
+        run = Run.objects.get(pk=self.run_id)
+        if run.status not in ACTIVE_STATUSES:
+            runstore.mark_inactive(self.run_id)
+            return "ended"
+        self.run = run
+        self.scenario = load_scenario(run.document)
+        self.duration = run.duration
+        t0, seq0 = self._published_position(run)
+        self.sim, replayed = replay_until(run, t0)
+        replayed_seq = replayed[-1]["seq"] if replayed else 0
+        if replayed_seq != seq0:
+            log.error("run %s: replay to t=%s gave seq %s, published seq is %s", self.run_id, t0, replayed_seq, seq0)
+        self.published_seq = max(seq0, replayed_seq)
+        self.clock = VirtualClock(t=self.sim.now, speed=run.speed, paused=run.paused, monotonic=self.mono)
+        Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, started_at=run.started_at or timezone.now())
+        if not self.lease.publish([], self._state()):
+            return "lease-lost"
+        self._store_snapshot()
+        self._send_clock()
+        return self._loop()
+
+    def _published_position(self, run: Run) -> tuple[float, int]:
+        """Where viewers are: Redis state when it exists, else what the database last saw."""
+        state = runstore.read_state(self.run_id)
+        if "t" in state and "last_seq" in state:
+            return float(state["t"]), int(state["last_seq"])
+        return run.t_reached, run.last_seq
+
+    def _loop(self) -> str:
+        now = self.mono()
+        next_tick = now + self.interval
+        self.last_sent = self.last_db_save = self.last_idle_check = self.last_snapshot = now
+        self.last_activity = now
+        while True:
+            if self.stop.is_set():
+                self._flush()
+                self._save_position()
+                return "worker-stopping"
+            if runstore.wait_inbox(self.run_id, next_tick - self.mono()):
+                self._take_commands()
+            now = self.mono()
+            if now < next_tick:
+                continue
+            next_tick = next_tick + self.interval if next_tick + self.interval > now else now + self.interval
+            self._advance(self.clock.now())
+            if not self._flush():
+                log.warning("run %s: lease lost, another worker drives it now", self.run_id)
+                return "lease-lost"
+            outcome = self._housekeeping(now)
+            if outcome:
+                return outcome
+
+    def _housekeeping(self, now: float) -> str | None:
+        if self.sim.now >= self.duration:
+            self._end(RunStatus.FINISHED, "the scenario's duration was reached")
+            return "finished"
+        if now - self.last_idle_check >= IDLE_CHECK_SECONDS:
+            self.last_idle_check = now
+            if runstore.viewer_count(self.run_id):
+                self.last_activity = now
+            elif now - self.last_activity >= self.idle_seconds:
+                self._end(RunStatus.IDLE, f"nobody watched or commanded for {self.idle_seconds:g} s")
+                return "idle"
+        if now - self.last_db_save >= DB_SAVE_SECONDS:
+            self._save_position()
+        if self.published_seq > self.snapshot_seq and now - self.last_snapshot >= self.snapshot_every:
+            self._store_snapshot()
+        if now - self.last_sent >= QUIET_CLOCK_SECONDS:
+            self._send_clock()
+        return None
+
+    # -- simulation -------------------------------------------------------------------
+
+    def _advance(self, target: float) -> None:
+        target = min(target, self.duration)
+        if target > self.sim.now:
+            self.buffer.extend(event.to_dict() for event in self.sim.run_until(target))
+
+    def _take_commands(self) -> None:
+        """Apply pending commands at the current virtual time, persisting ``at`` first."""
+        self._advance(self.clock.now())
+        pending = Command.objects.filter(run_id=self.run_id, status=CommandStatus.PENDING).order_by("seq")
+        for command in pending:
+            at = self.sim.now
+            claimed = Command.objects.filter(pk=command.pk, status=CommandStatus.PENDING).update(
+                at=at, status=CommandStatus.APPLIED, applied_at=timezone.now()
+            )
+            if not claimed:
+                continue
+            try:
+                if command.kind == CommandKind.FAULT:
+                    self.sim.schedule_command(command.payload, at)
+                else:
+                    self._apply_control(command)
+            except (CommandError, ValueError) as exc:
+                Command.objects.filter(pk=command.pk).update(status=CommandStatus.REJECTED, error=str(exc)[:500])
+                runstore.send_ack(command.pk, {"status": "rejected", "error": str(exc)})
+                continue
+            self.last_activity = self.mono()
+            runstore.send_ack(command.pk, {"status": "applied", "at": at, "clock": self._clock()})
+        self._send_clock()
+
+    def _apply_control(self, command: Command) -> None:
+        action = command.action
+        if action == "pause":
+            self.clock.pause()
+        elif action == "resume":
+            self.clock.resume()
+        elif action == "speed":
+            self.clock.set_speed(float(command.payload["value"]))
+        elif action == "step":
+            self._advance(self.sim.next_monitor_pass() + STEP_EPSILON)
+            self.clock.jump_to(self.sim.now)
+        else:
+            raise ValueError(f"unknown control action {action!r}")
+        Run.objects.filter(pk=self.run_id).update(speed=self.clock.speed, paused=self.clock.paused)
+
+    # -- publishing -------------------------------------------------------------------
+
+    def _clock(self) -> dict:
+        return self.clock.as_dict(self.sim.now)
+
+    def _state(self, status: str = RunStatus.RUNNING) -> dict:
+        return {
+            "t": repr(self.sim.now),
+            "last_seq": self.published_seq,
+            "speed": self.clock.speed,
+            "paused": int(self.clock.paused),
+            "status": status,
+        }
+
+    def _flush(self) -> bool:
+        """Publish buffered events (log first, then the frame). False if the lease is gone."""
+        events = [event for event in self.buffer if event["seq"] > self.published_seq]
+        self.buffer.clear()
+        if events:
+            self.published_seq = events[-1]["seq"]
+        if not self.lease.publish(runstore.encode_events(events), self._state()):
+            return False
+        if events:
+            message = frames.frame(events, self._clock(), max_events=self.max_frame_events)
+            self._send("run.frame", message, first=events[0]["seq"], last=events[-1]["seq"])
+        return True
+
+    def _send(self, kind: str, message: dict, **extra: int) -> None:
+        self.publisher.group_send(self.group, {"type": kind, "text": frames.dumps(message), **extra})
+        self.last_sent = self.mono()
+
+    def _send_clock(self) -> None:
+        self._send("run.clock", frames.clock_message(self._clock(), self.published_seq))
+
+    def _store_snapshot(self) -> None:
+        started = self.mono()
+        snapshot = self.sim.snapshot()
+        text = frames.dumps({"snapshot": snapshot, "clock": self._clock(), "last_seq": self.published_seq})
+        self.lease.store_snapshot(text)
+        self.snapshot_seq = self.published_seq
+        self.last_snapshot = self.mono()
+        # Big clusters make snapshots expensive: keep them to a small share of the driver's time.
+        self.snapshot_every = max(1.0, 20 * (self.last_snapshot - started))
+
+    def _save_position(self) -> None:
+        Run.objects.filter(pk=self.run_id).update(t_reached=self.sim.now, last_seq=self.published_seq)
+        self.last_db_save = self.mono()
+
+    def _end(self, status: str, reason: str) -> None:
+        self._flush()
+        Run.objects.filter(pk=self.run_id).update(
+            status=status, end_reason=reason, ended_at=timezone.now(), t_reached=self.sim.now, last_seq=self.published_seq
+        )
+        self.lease.publish([], self._state(status))
+        self._store_snapshot()
+        self._send("run.status", frames.status_message(status, reason, self._clock(), self.published_seq))
+        runstore.mark_inactive(self.run_id)
+
+    def _fail(self, reason: str) -> None:
+        Run.objects.filter(pk=self.run_id).update(status=RunStatus.FAILED, end_reason=reason[:200], ended_at=timezone.now())
+        runstore.mark_inactive(self.run_id)
+        message = frames.status_message(RunStatus.FAILED, reason, {}, self.published_seq)
+        try:
+            self.publisher.group_send(self.group, {"type": "run.status", "text": frames.dumps(message)})
+        except Exception:  # the failure may be Redis itself; the database row already says it
+            log.exception("run %s: could not announce the failure", self.run_id)

@@ -1,0 +1,59 @@
+"""The messages viewers receive (README "Websocket protocol").
+
+Frames are JSON text built once by the driver and forwarded verbatim by every consumer,
+so fan-out to hundreds of viewers costs no re-serialisation.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+# Routine traffic that may be left out of a live frame when a huge cluster floods it;
+# state changes (transitions, decisions, faults, failed requests) are always carried.
+ROUTINE_TYPES = frozenset({"write", "read", "watch"})
+
+
+def wall_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def dumps(message: dict) -> str:
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
+def frame(events: Sequence[dict], clock: dict, *, max_events: int | None = None) -> dict:
+    """A frame carrying ``events`` (consecutive seqs); summarised when over ``max_events``.
+
+    A summarised frame says so (``summarised: true``), keeps every non-routine event and
+    counts the routine ones it left out by type; they stay available from
+    ``GET /api/runs/<id>/events`` and a viewer can ask for a fresh snapshot (``resync``).
+    """
+    message: dict = {
+        "type": "frame",
+        "seq": [events[0]["seq"], events[-1]["seq"]],
+        "events": list(events),
+        "clock": clock,
+        "sent_at": wall_ms(),
+    }
+    if max_events is not None and len(events) > max_events:
+        kept = [event for event in events if event.get("type") not in ROUTINE_TYPES]
+        omitted = Counter(event.get("type") for event in events if event.get("type") in ROUTINE_TYPES)
+        message["events"] = kept
+        message["summarised"] = True
+        message["omitted"] = dict(sorted(omitted.items()))
+    return message
+
+
+def clock_message(clock: dict, last_seq: int) -> dict:
+    return {"type": "clock", "clock": clock, "last_seq": last_seq, "sent_at": wall_ms()}
+
+
+def status_message(status: str, reason: str, clock: dict, last_seq: int) -> dict:
+    return {"type": "status", "status": status, "reason": reason, "clock": clock, "last_seq": last_seq, "sent_at": wall_ms()}
+
+
+def error_message(message: str, code: str = "bad-message") -> dict:
+    return {"type": "error", "error": code, "message": message}

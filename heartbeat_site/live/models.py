@@ -1,0 +1,117 @@
+"""What a run needs to be rebuilt exactly: its scenario document, seed and command log.
+
+The simulation is deterministic (ARCHITECTURE principle 1), so these rows plus the
+virtual time reached are the whole truth about a run; Redis only holds caches of it
+(event log, latest snapshot) and the ownership lease of the worker driving it.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.db import models
+
+RUN_ID_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # no 0/o/1/l: links get read aloud in class
+RUN_ID_LENGTH = 12  # 60 bits: unguessable, still short enough for a chat message
+
+
+def new_run_id() -> str:
+    return "".join(secrets.choice(RUN_ID_ALPHABET) for _ in range(RUN_ID_LENGTH))
+
+
+class Scenario(models.Model):
+    """A scenario document: the built-ins (loaded by ``load_builtins``) and saved custom ones."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    title = models.JSONField(default=dict)
+    document = models.JSONField()
+    summary = models.JSONField(default=dict, help_text="watch, node_count, duration, version, fault_actions")
+    builtin = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-builtin", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending"  # created, no driver has picked it up yet
+    RUNNING = "running"  # a driver owns it (paused or not: see Run.paused)
+    FINISHED = "finished"  # virtual time reached the scenario's duration
+    IDLE = "idle"  # stopped: nobody watched or commanded for HEARTBEAT_IDLE_SECONDS
+    FAILED = "failed"  # the driver could not go on (see Run.end_reason)
+
+
+ACTIVE_STATUSES = (RunStatus.PENDING, RunStatus.RUNNING)
+
+
+class Run(models.Model):
+    id = models.CharField(primary_key=True, max_length=32, default=new_run_id, editable=False)
+    scenario_name = models.CharField(max_length=100)
+    document = models.JSONField(help_text="the exact normalised scenario document")
+    seed = models.BigIntegerField()
+    version = models.CharField(max_length=20)
+    node_count = models.PositiveIntegerField(default=0)
+    duration = models.FloatField(help_text="virtual seconds")
+    speed = models.FloatField(default=1.0)
+    paused = models.BooleanField(default=False)
+    t_reached = models.FloatField(default=0.0, help_text="virtual seconds published so far")
+    last_seq = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING)
+    end_reason = models.CharField(max_length=200, blank=True, default="")
+    control_token_hash = models.CharField(max_length=64)
+    client_key = models.CharField(max_length=64, blank=True, default="", help_text="who created it (per-client cap)")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "client_key"])]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.scenario_name}, {self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_STATUSES
+
+    @property
+    def title(self) -> dict:
+        return self.document.get("title") or {"en": self.scenario_name}
+
+
+class CommandKind(models.TextChoices):
+    FAULT = "fault"  # goes into the simulation: replayed on takeover
+    CONTROL = "control"  # pause / resume / speed / step: pacing only, never replayed
+
+
+class CommandStatus(models.TextChoices):
+    PENDING = "pending"  # persisted, waiting for the driver to give it a virtual time
+    APPLIED = "applied"  # `at` persisted, then handed to the simulation / clock
+    REJECTED = "rejected"  # the driver refused it (see `error`)
+
+
+class Command(models.Model):
+    """One command of a run, in order (``seq``); ``at`` is written before it is applied."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="commands")
+    seq = models.PositiveIntegerField()
+    kind = models.CharField(max_length=16, choices=CommandKind.choices)
+    action = models.CharField(max_length=40)
+    payload = models.JSONField(help_text="the normalised command as validated")
+    at = models.FloatField(null=True, blank=True, help_text="virtual time at which it applies")
+    status = models.CharField(max_length=16, choices=CommandStatus.choices, default=CommandStatus.PENDING)
+    error = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    applied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="command_seq_unique_per_run")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}#{self.seq} {self.action} @ {self.at}"

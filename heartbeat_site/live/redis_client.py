@@ -1,0 +1,23 @@
+"""One Redis connection pool per process (thread-safe), from settings.REDIS_URL."""
+
+from __future__ import annotations
+
+import threading
+
+import redis
+from django.conf import settings
+
+_lock = threading.Lock()
+_clients: dict[str, redis.Redis] = {}
+
+
+def get_redis() -> redis.Redis:
+    url = settings.REDIS_URL
+    client = _clients.get(url)
+    if client is None:
+        with _lock:
+            client = _clients.get(url)
+            if client is None:
+                client = redis.Redis.from_url(url, decode_responses=True, health_check_interval=30)
+                _clients[url] = client
+    return client

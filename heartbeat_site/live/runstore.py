@@ -1,0 +1,236 @@
+"""Per-run live state in Redis: ownership lease, bounded event log, latest snapshot,
+viewers, and the command inbox/acks between web processes and the driving worker.
+
+Every write a driver makes is fenced by its lease token inside one Lua script, so a
+worker that lost its lease (paused, partitioned) can never publish into a run that
+another worker has taken over. Keys share the ``{run_id}`` hash tag (Redis Cluster safe).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from heartbeat_site.live.redis_client import get_redis
+
+ACTIVE_RUNS = "hb:runs:active"
+VIEWER_STALE_SECONDS = 90.0
+
+
+def _key(run_id: str, part: str) -> str:
+    return f"hb:run:{{{run_id}}}:{part}"
+
+
+def lease_key(run_id: str) -> str:
+    return _key(run_id, "lease")
+
+
+def log_key(run_id: str) -> str:
+    return _key(run_id, "log")
+
+
+def state_key(run_id: str) -> str:
+    return _key(run_id, "state")
+
+
+def snapshot_key(run_id: str) -> str:
+    return _key(run_id, "snapshot")
+
+
+def viewers_key(run_id: str) -> str:
+    return _key(run_id, "viewers")
+
+
+def inbox_key(run_id: str) -> str:
+    return _key(run_id, "inbox")
+
+
+def ack_key(command_id: int) -> str:
+    return f"hb:cmd:{command_id}:ack"
+
+
+def group_name(run_id: str) -> str:
+    """Channel-layer group of a run's viewers."""
+    return f"run.{run_id}"
+
+
+# KEYS: lease, log, state. ARGV: token, ttl_ms, log_max, n, (seq, json) x n, (field, value)...
+_PUBLISH = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local n = tonumber(ARGV[4])
+local i = 5
+for _ = 1, n do
+  redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i + 1])
+  i = i + 2
+end
+if n > 0 then redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[3]) + 1)) end
+while i <= #ARGV do
+  redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
+  i = i + 2
+end
+return 1
+"""
+
+# KEYS: lease, key. ARGV: token, ttl_ms, value
+_GUARDED_SET = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[2], ARGV[3])
+return 1
+"""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+@dataclass
+class Lease:
+    """The right to drive one run, held while renewed more often than ``ttl``."""
+
+    run_id: str
+    token: str
+    ttl: float
+
+    @property
+    def ttl_ms(self) -> int:
+        return max(1, int(self.ttl * 1000))
+
+    def acquire(self) -> bool:
+        return bool(get_redis().set(lease_key(self.run_id), self.token, nx=True, px=self.ttl_ms))
+
+    def renew(self) -> bool:
+        return self.publish([], {})
+
+    def release(self) -> None:
+        get_redis().eval(_RELEASE, 1, lease_key(self.run_id), self.token)
+
+    def publish(self, events: Sequence[tuple[int, str]], state: dict[str, str | int | float]) -> bool:
+        """Append events to the log and update the state, only while we hold the lease."""
+        args: list[str | int | float] = [self.token, self.ttl_ms, settings.HEARTBEAT["EVENT_LOG_SIZE"], len(events)]
+        for seq, text in events:
+            args.extend((seq, text))
+        for field, value in state.items():
+            args.extend((field, value))
+        keys = (lease_key(self.run_id), log_key(self.run_id), state_key(self.run_id))
+        return bool(get_redis().eval(_PUBLISH, 3, *keys, *args))
+
+    def store_snapshot(self, text: str) -> bool:
+        return bool(get_redis().eval(_GUARDED_SET, 2, lease_key(self.run_id), snapshot_key(self.run_id), self.token, self.ttl_ms, text))
+
+
+def lease_holder(run_id: str) -> str | None:
+    return get_redis().get(lease_key(run_id))
+
+
+def read_state(run_id: str) -> dict[str, str]:
+    return get_redis().hgetall(state_key(run_id))
+
+
+def read_snapshot(run_id: str) -> dict | None:
+    text = get_redis().get(snapshot_key(run_id))
+    return json.loads(text) if text else None
+
+
+def log_bounds(run_id: str) -> tuple[int, int] | None:
+    """(first, last) seq held in the run's event log, or None when it is empty."""
+    client = get_redis()
+    first = client.zrange(log_key(run_id), 0, 0, withscores=True)
+    last = client.zrange(log_key(run_id), -1, -1, withscores=True)
+    if not first or not last:
+        return None
+    return int(first[0][1]), int(last[0][1])
+
+
+def events_after(run_id: str, after: int, limit: int, *, upto: int | None = None) -> list[dict]:
+    """Events with ``after < seq <= upto`` from the log, oldest first, at most ``limit``."""
+    high = "+inf" if upto is None else upto
+    texts = get_redis().zrangebyscore(log_key(run_id), f"({after}", high, start=0, num=limit)
+    return [json.loads(text) for text in texts]
+
+
+def log_covers(run_id: str, after: int) -> bool:
+    """True when every event after ``after`` that was published is still in the log."""
+    state = read_state(run_id)
+    last = int(state.get("last_seq", 0))
+    if after >= last:
+        return True
+    bounds = log_bounds(run_id)
+    return bounds is not None and bounds[0] <= after + 1
+
+
+def mark_active(run_id: str) -> None:
+    get_redis().sadd(ACTIVE_RUNS, run_id)
+
+
+def mark_inactive(run_id: str) -> None:
+    client = get_redis()
+    client.srem(ACTIVE_RUNS, run_id)
+    retention = settings.HEARTBEAT["RETENTION_SECONDS"]
+    for key in (log_key(run_id), state_key(run_id), snapshot_key(run_id), viewers_key(run_id), inbox_key(run_id)):
+        client.expire(key, retention)
+
+
+def active_runs() -> set[str]:
+    return set(get_redis().smembers(ACTIVE_RUNS))
+
+
+def claim_takeover(run_id: str, ttl: float) -> bool:
+    """One watchdog at a time may re-dispatch a run whose lease lapsed."""
+    return bool(get_redis().set(_key(run_id, "takeover"), "1", nx=True, px=max(1, int(ttl * 1000))))
+
+
+def add_viewer(run_id: str, channel_name: str) -> None:
+    get_redis().zadd(viewers_key(run_id), {channel_name: time.time()})
+
+
+def remove_viewer(run_id: str, channel_name: str) -> None:
+    get_redis().zrem(viewers_key(run_id), channel_name)
+
+
+def viewer_count(run_id: str) -> int:
+    client = get_redis()
+    now = time.time()
+    client.zremrangebyscore(viewers_key(run_id), "-inf", now - VIEWER_STALE_SECONDS)
+    return int(client.zcard(viewers_key(run_id)))
+
+
+def notify_command(run_id: str, command_id: int) -> None:
+    get_redis().rpush(inbox_key(run_id), command_id)
+
+
+def wait_inbox(run_id: str, timeout: float) -> list[str]:
+    """Block up to ``timeout`` seconds for command notifications; drain what is there."""
+    client = get_redis()
+    if timeout >= 0.001:
+        first = client.blpop([inbox_key(run_id)], timeout=timeout)
+        if first is None:
+            return []
+        items = [first[1]]
+    else:
+        items = []
+    more = client.lpop(inbox_key(run_id), 1000)
+    return items + list(more or [])
+
+
+def send_ack(command_id: int, payload: dict) -> None:
+    client = get_redis()
+    pipe = client.pipeline()
+    pipe.rpush(ack_key(command_id), json.dumps(payload))
+    pipe.expire(ack_key(command_id), 120)
+    pipe.execute()
+
+
+def wait_ack(command_id: int, timeout: float) -> dict | None:
+    found = get_redis().blpop([ack_key(command_id)], timeout=timeout)
+    return json.loads(found[1]) if found else None
+
+
+def encode_events(events: Iterable[dict]) -> list[tuple[int, str]]:
+    return [(int(event["seq"]), json.dumps(event, separators=(",", ":"))) for event in events]

@@ -1,0 +1,63 @@
+"""Every worker watches for active runs that nobody drives and re-dispatches them.
+
+A driver renews its lease every slice; when its worker dies (SIGKILL, machine gone) the
+lease lapses after ``HEARTBEAT_LEASE_TTL`` and the next watchdog pass (every TTL/2) sends
+a new ``drive_run`` task, so a run is taken over within 2 x TTL.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from django.conf import settings
+from django.db import close_old_connections
+
+from heartbeat_site.live import runstore
+from heartbeat_site.live.models import ACTIVE_STATUSES, Run
+
+log = logging.getLogger(__name__)
+
+
+def recover_active_runs() -> int:
+    """Re-register runs the database says are active (Redis may have been restarted)."""
+    ids = list(Run.objects.filter(status__in=ACTIVE_STATUSES).values_list("id", flat=True))
+    for run_id in ids:
+        runstore.mark_active(run_id)
+    return len(ids)
+
+
+def watch_once() -> list[str]:
+    """Dispatch a driver for every active run without a lease holder; return their ids."""
+    from heartbeat_site.live.tasks import drive_run
+
+    ttl = settings.HEARTBEAT["LEASE_TTL"]
+    dispatched = []
+    for run_id in sorted(runstore.active_runs()):
+        if runstore.lease_holder(run_id) is None and runstore.claim_takeover(run_id, ttl):
+            drive_run.delay(run_id)
+            dispatched.append(run_id)
+    if dispatched:
+        log.info("watchdog dispatched drivers for %s", ", ".join(dispatched))
+    return dispatched
+
+
+def start_watchdog_thread(stop: threading.Event) -> threading.Thread:
+    interval = settings.HEARTBEAT["LEASE_TTL"] / 2
+
+    def loop() -> None:
+        try:
+            recover_active_runs()
+        except Exception:
+            log.exception("watchdog could not recover active runs")
+        while not stop.wait(interval):
+            try:
+                watch_once()
+            except Exception:  # Redis briefly away: try again next pass
+                log.exception("watchdog pass failed")
+            finally:
+                close_old_connections()
+
+    thread = threading.Thread(target=loop, name="heartbeat-watchdog", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,1 @@
+"""Test support shared by tests/ and bench/: Redis for tests, live server processes."""
