@@ -1,0 +1,69 @@
+"""Fixtures for the web tests: an API client with CSRF enforced, small scenario documents,
+and runs created without dispatching a real driver (the live tests start real workers)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.conf import settings
+from django.test import Client
+
+
+@pytest.fixture
+def api(settings_with_fast_acks) -> Client:
+    """A test client that enforces CSRF, so passing tests prove the API needs no token."""
+    return Client(enforce_csrf_checks=True)
+
+
+@pytest.fixture
+def settings_with_fast_acks(settings):
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "COMMAND_ACK_SECONDS": 0.05}
+    return settings
+
+
+@pytest.fixture
+def dispatched(monkeypatch) -> list[str]:
+    """Record runs the API would hand to Celery instead of dispatching them."""
+    started: list[str] = []
+    monkeypatch.setattr("heartbeat_site.live.api.runs.start_driver", lambda run: started.append(run.id))
+    return started
+
+
+def small_document(name: str = "classroom-small", nodes: int = 3) -> dict:
+    return {
+        "name": name,
+        "title": {"en": "Three nodes", "zh": "三个节点"},
+        "seed": 11,
+        "duration": "5m",
+        "cluster": {"nodes": nodes, "workloads": [{"name": "web", "replicas": 3}], "services": [{"name": "web", "selector": {"app": "web"}}]},
+    }
+
+
+@pytest.fixture
+def document() -> dict:
+    return small_document()
+
+
+def post_json(client: Client, url: str, body: object, **headers: str):
+    return client.post(url, data=json.dumps(body), content_type="application/json", **headers)
+
+
+@pytest.fixture
+def new_run(api, dispatched, document):
+    """Create a run through the API; returns (response body, run id, control token)."""
+
+    def create(**overrides):
+        response = post_json(api, "/api/runs", {"document": document, **overrides})
+        assert response.status_code == 201, response.content
+        body = response.json()
+        return body, body["id"], body["control_token"]
+
+    return create
+
+
+def bearer(token: str) -> dict:
+    return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+
+
+__all__ = ["bearer", "post_json", "settings", "small_document"]

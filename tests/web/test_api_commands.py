@@ -1,0 +1,75 @@
+"""Commands: the control token decides; each command is persisted in order before it applies."""
+
+import pytest
+
+from heartbeat_site.live import runstore
+from heartbeat_site.live.models import Command, CommandStatus, Run, RunStatus
+
+from .conftest import bearer, post_json
+
+pytestmark = [pytest.mark.django_db, pytest.mark.persistence]
+
+
+def test_viewer_without_token_gets_403(api, new_run):
+    _, run_id, _ = new_run()
+    response = post_json(api, f"/api/runs/{run_id}/commands", {"action": "stop-kubelet", "node": "node-2"})
+    assert response.status_code == 403
+    assert response.json()["error"] == "control-token-required"
+    assert not Command.objects.exists()
+
+
+@pytest.mark.parametrize("header", ["Bearer wrong", "Basic abc", "Bearer", "token"])
+def test_wrong_token_gets_403(api, new_run, header):
+    _, run_id, _ = new_run()
+    response = post_json(api, f"/api/runs/{run_id}/commands", {"action": "pause"}, HTTP_AUTHORIZATION=header)
+    assert response.status_code == 403
+    assert not Command.objects.exists()
+
+
+def test_another_runs_token_gets_403(api, new_run):
+    _, run_a, _ = new_run()
+    _, _, token_b = new_run()
+    response = post_json(api, f"/api/runs/{run_a}/commands", {"action": "pause"}, **bearer(token_b))
+    assert response.status_code == 403
+
+
+def test_command_is_persisted_in_order_and_pending_without_driver(api, new_run):
+    _, run_id, token = new_run()
+    first = post_json(api, f"/api/runs/{run_id}/commands", {"action": "stop-kubelet", "node": "node-2"}, **bearer(token))
+    second = post_json(api, f"/api/runs/{run_id}/commands", {"action": "speed", "value": 20}, **bearer(token))
+    assert first.status_code == second.status_code == 202
+    assert (first.json()["seq"], second.json()["seq"]) == (1, 2)
+    assert first.json()["status"] == "pending" and first.json()["at"] is None
+    rows = list(Command.objects.filter(run_id=run_id).order_by("seq"))
+    assert [(c.seq, c.kind, c.action, c.status) for c in rows] == [
+        (1, "fault", "stop-kubelet", CommandStatus.PENDING),
+        (2, "control", "speed", CommandStatus.PENDING),
+    ]
+    assert rows[1].payload == {"action": "speed", "value": 20.0}
+    assert runstore.wait_inbox(run_id, 0.1) == [str(rows[0].pk), str(rows[1].pk)]
+    listed = api.get(f"/api/runs/{run_id}/commands").json()["commands"]
+    assert [c["seq"] for c in listed] == [1, 2]
+
+
+def test_ack_from_driver_gives_at(api, new_run, monkeypatch):
+    _, run_id, token = new_run()
+    acks = {}
+
+    def driver_acks(command_id, timeout):
+        acks[command_id] = {"status": "applied", "at": 61.5, "clock": {"t": 61.5, "speed": 1.0, "paused": False}}
+        runstore.send_ack(command_id, acks[command_id])
+        return runstore.wait_ack(command_id, timeout)
+
+    monkeypatch.setattr("heartbeat_site.live.commands.runstore.wait_ack", driver_acks)
+    response = post_json(api, f"/api/runs/{run_id}/commands", {"action": "pause"}, **bearer(token))
+    assert response.status_code == 202
+    assert (response.json()["at"], response.json()["status"]) == (61.5, "applied")
+    assert list(acks) == [Command.objects.get(run_id=run_id).pk]
+
+
+def test_commands_on_ended_run_are_409(api, new_run):
+    _, run_id, token = new_run()
+    Run.objects.filter(pk=run_id).update(status=RunStatus.FINISHED, end_reason="the scenario's duration was reached")
+    response = post_json(api, f"/api/runs/{run_id}/commands", {"action": "pause"}, **bearer(token))
+    assert response.status_code == 409
+    assert "has ended" in response.json()["message"]

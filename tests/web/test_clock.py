@@ -1,0 +1,52 @@
+"""The driver's virtual clock: wall time x speed, rebased on every change."""
+
+import pytest
+
+from heartbeat_site.live.clock import VirtualClock
+
+
+class FakeMonotonic:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_advances_by_wall_time_times_speed():
+    wall = FakeMonotonic()
+    clock = VirtualClock(t=5.0, speed=10.0, monotonic=wall)
+    wall.now += 1.5
+    assert clock.now() == pytest.approx(20.0)
+
+
+def test_speed_change_keeps_time_already_reached():
+    wall = FakeMonotonic()
+    clock = VirtualClock(speed=2.0, monotonic=wall)
+    wall.now += 3
+    clock.set_speed(0.5)
+    assert clock.now() == pytest.approx(6.0)
+    wall.now += 4
+    assert clock.now() == pytest.approx(8.0)
+
+
+def test_pause_freezes_and_resume_continues():
+    wall = FakeMonotonic()
+    clock = VirtualClock(speed=1.0, monotonic=wall)
+    wall.now += 2
+    clock.pause()
+    wall.now += 50
+    assert clock.now() == pytest.approx(2.0)
+    clock.resume()
+    wall.now += 1
+    assert clock.now() == pytest.approx(3.0)
+
+
+def test_jump_and_bounds():
+    wall = FakeMonotonic()
+    clock = VirtualClock(monotonic=wall)
+    clock.jump_to(40.0)
+    assert clock.now() == pytest.approx(40.0)
+    with pytest.raises(ValueError, match="between 0.1 and 100"):
+        clock.set_speed(101)
+    assert clock.as_dict(40.0) == {"t": 40.0, "speed": 1.0, "paused": False}

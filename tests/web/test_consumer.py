@@ -1,0 +1,210 @@
+"""The websocket consumer in-process against the real Redis channel layer.
+
+A stand-in publisher writes what a driver writes (log, state, snapshot, frames) so each
+delivery rule can be provoked on purpose: lost frames, duplicates, resumes, bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+
+from heartbeat_site.asgi import application
+from heartbeat_site.live import frames, runstore
+from heartbeat_site.live.models import Run
+from heartbeat_site.live.redis_client import get_redis
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+ORIGIN = (b"origin", b"http://127.0.0.1:8000")
+CLOCK = {"t": 1.0, "speed": 1.0, "paused": False}
+
+
+class FakeDriver:
+    """Publishes like heartbeat_site.live.driver.RunDriver, without a simulation."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.lease = runstore.Lease(run_id, uuid.uuid4().hex, ttl=30)
+        assert self.lease.acquire()
+        self.layer = get_channel_layer()
+
+    @staticmethod
+    def events(first: int, last: int) -> list[dict]:
+        return [{"seq": s, "t": float(s), "type": "transition", "node": "node-2"} for s in range(first, last + 1)]
+
+    def log(self, first: int, last: int, t: float | None = None) -> list[dict]:
+        events = self.events(first, last)
+        state = {"t": repr(t if t is not None else float(last)), "last_seq": last, "speed": 1.0, "paused": 0, "status": "running"}
+        assert self.lease.publish(runstore.encode_events(events), state)
+        return events
+
+    def snapshot(self, last_seq: int) -> None:
+        assert self.lease.store_snapshot(frames.dumps({"snapshot": {"last_seq": last_seq, "objects": {}}, "clock": CLOCK, "last_seq": last_seq}))
+
+    async def frame(self, first: int, last: int) -> None:
+        message = frames.frame(self.events(first, last), CLOCK)
+        await self.layer.group_send(runstore.group_name(self.run_id), {"type": "run.frame", "text": frames.dumps(message), "first": first, "last": last})
+
+
+@pytest.fixture
+async def run_id():
+    run = await database_sync_to_async(Run.objects.create)(
+        scenario_name="x", document={"name": "x", "title": {"en": "X"}}, seed=1, version="1.33", duration=300, control_token_hash="0" * 64
+    )
+    yield run.id
+    client = get_redis()
+    for key in client.keys(f"hb:run:{{{run.id}}}:*"):
+        client.delete(key)
+
+
+async def connect(path: str, origin: tuple[bytes, bytes] = ORIGIN) -> tuple[WebsocketCommunicator, bool]:
+    communicator = WebsocketCommunicator(application, path, headers=[origin, (b"host", b"127.0.0.1:8000")])
+    connected, _ = await communicator.connect(timeout=5)
+    return communicator, connected
+
+
+async def receive(communicator: WebsocketCommunicator, kind: str | None = None, timeout: float = 3.0) -> dict:
+    """The next message (of ``kind`` if given; presence messages are skipped unless asked for)."""
+    while True:
+        message = json.loads(await communicator.receive_from(timeout=timeout))
+        if kind is None and message["type"] == "presence":
+            continue
+        if kind is None or message["type"] == kind:
+            return message
+
+
+async def seqs_until(communicator: WebsocketCommunicator, last: int) -> list[int]:
+    seen: list[int] = []
+    while not seen or seen[-1] < last:
+        message = await receive(communicator, "frame")
+        assert message["seq"] == [message["events"][0]["seq"], message["events"][-1]["seq"]]
+        seen.extend(event["seq"] for event in message["events"])
+    return seen
+
+
+async def test_snapshot_first_then_catch_up_then_live_frames(run_id):
+    driver = FakeDriver(run_id)
+    driver.snapshot(0)
+    driver.log(1, 3)
+    ws, connected = await connect(f"/ws/runs/{run_id}/")
+    assert connected
+    first = await receive(ws)
+    assert first["type"] == "snapshot"
+    assert first["last_seq"] == 0
+    assert first["run"]["id"] == run_id and first["run"]["viewers"] == 1
+    assert await seqs_until(ws, 3) == [1, 2, 3]
+    driver.log(4, 6)
+    await driver.frame(4, 6)
+    assert await seqs_until(ws, 6) == [4, 5, 6]
+    await ws.disconnect()
+
+
+async def test_lost_frame_is_filled_from_log_and_duplicates_dropped(run_id):
+    driver = FakeDriver(run_id)
+    driver.snapshot(0)
+    ws, _ = await connect(f"/ws/runs/{run_id}/")
+    await receive(ws, "snapshot")
+    driver.log(1, 4)  # the frame for 1..4 is "lost" on the channel layer
+    driver.log(5, 6)
+    await driver.frame(5, 6)
+    await driver.frame(5, 6)  # duplicate delivery
+    driver.log(7, 7)
+    await driver.frame(7, 7)
+    assert await seqs_until(ws, 7) == [1, 2, 3, 4, 5, 6, 7]
+    assert await ws.receive_nothing(timeout=0.2)
+    await ws.disconnect()
+
+
+async def test_resume_after_sends_exactly_the_missing_events(run_id):
+    driver = FakeDriver(run_id)
+    driver.snapshot(0)
+    driver.log(1, 9)
+    ws, _ = await connect(f"/ws/runs/{run_id}/?after=6")
+    resumed = await receive(ws)
+    assert (resumed["type"], resumed["after"], resumed["last_seq"]) == ("resumed", 6, 9)
+    assert await seqs_until(ws, 9) == [7, 8, 9]
+    await ws.disconnect()
+
+
+async def test_resume_older_than_log_falls_back_to_snapshot(run_id, settings):
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "EVENT_LOG_SIZE": 5}
+    driver = FakeDriver(run_id)
+    driver.log(1, 20)
+    driver.snapshot(18)
+    ws, _ = await connect(f"/ws/runs/{run_id}/?after=3")
+    snapshot = await receive(ws)
+    assert (snapshot["type"], snapshot["last_seq"]) == ("snapshot", 18)
+    assert await seqs_until(ws, 20) == [19, 20]
+    await ws.disconnect()
+
+
+async def test_unknown_run_closes_with_4404(run_id):
+    ws, connected = await connect("/ws/runs/nosuchrun/")
+    assert connected
+    error = await receive(ws)
+    assert error == {"type": "error", "error": "unknown-run", "message": "no run with id 'nosuchrun'"}
+    assert (await ws.receive_output(timeout=2)) == {"type": "websocket.close", "code": 4404}
+
+
+async def test_bad_after_closes_with_4400(run_id):
+    ws, _ = await connect(f"/ws/runs/{run_id}/?after=minus-one")
+    assert (await receive(ws))["error"] == "bad-after"
+    assert (await ws.receive_output(timeout=2))["code"] == 4400
+
+
+async def test_foreign_origin_is_refused(run_id):
+    _, connected = await connect(f"/ws/runs/{run_id}/", origin=(b"origin", b"http://evil.example"))
+    assert not connected
+
+
+@pytest.mark.parametrize(
+    ("sent", "fragment"),
+    [
+        ("not json", "not valid JSON"),
+        ("[1]", 'string "type"'),
+        ('{"type": 3}', 'string "type"'),
+        ('{"type": "command", "action": "stop-kubelet"}', "commands go to POST /api/runs/<id>/commands"),
+        ("x" * 5000, "too long"),
+    ],
+)
+async def test_malformed_messages_get_error_frames_not_a_crash(run_id, sent, fragment):
+    FakeDriver(run_id).snapshot(0)
+    ws, _ = await connect(f"/ws/runs/{run_id}/")
+    await receive(ws, "snapshot")
+    await ws.send_to(text_data=sent)
+    error = await receive(ws, "error")
+    assert fragment in error["message"]
+    await ws.send_to(bytes_data=b"\x00\x01")
+    assert "binary" in (await receive(ws, "error"))["message"]
+    await ws.send_to(text_data='{"type": "ping", "echo": 5}')
+    assert (await receive(ws, "pong"))["echo"] == 5
+    await ws.disconnect()
+
+
+async def test_resync_sends_a_fresh_snapshot(run_id):
+    driver = FakeDriver(run_id)
+    driver.snapshot(0)
+    ws, _ = await connect(f"/ws/runs/{run_id}/")
+    await receive(ws, "snapshot")
+    driver.log(1, 2)
+    driver.snapshot(2)
+    await ws.send_to(text_data='{"type": "resync"}')
+    assert (await receive(ws, "snapshot"))["last_seq"] == 2
+    await ws.disconnect()
+
+
+async def test_presence_counts_viewers(run_id):
+    FakeDriver(run_id).snapshot(0)
+    a, _ = await connect(f"/ws/runs/{run_id}/")
+    assert (await receive(a, "presence"))["viewers"] == 1
+    b, _ = await connect(f"/ws/runs/{run_id}/")
+    assert (await receive(a, "presence"))["viewers"] == 2
+    await b.disconnect()
+    assert (await receive(a, "presence"))["viewers"] == 1
+    await a.disconnect()

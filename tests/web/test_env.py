@@ -1,0 +1,80 @@
+"""Settings helpers fail loudly, naming the variable."""
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from heartbeat_site.env import database_from_url, env_bool, env_float, env_int, env_list, env_secret
+
+
+def test_env_bool_accepts_usual_spellings(monkeypatch):
+    monkeypatch.setenv("X_FLAG", "Yes")
+    assert env_bool("X_FLAG", False) is True
+    monkeypatch.setenv("X_FLAG", "off")
+    assert env_bool("X_FLAG", True) is False
+
+
+def test_env_bool_rejects_garbage_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("X_FLAG", "maybe")
+    with pytest.raises(ImproperlyConfigured, match="X_FLAG='maybe' is not a boolean"):
+        env_bool("X_FLAG", False)
+
+
+def test_env_int_range_and_type(monkeypatch):
+    monkeypatch.setenv("X_NUM", "12")
+    assert env_int("X_NUM", 1, minimum=1) == 12
+    monkeypatch.setenv("X_NUM", "0")
+    with pytest.raises(ImproperlyConfigured, match="X_NUM=0 must be >= 1"):
+        env_int("X_NUM", 1, minimum=1)
+    monkeypatch.setenv("X_NUM", "twelve")
+    with pytest.raises(ImproperlyConfigured, match="not a whole number"):
+        env_int("X_NUM", 1)
+
+
+def test_env_float_rejects_nan(monkeypatch):
+    monkeypatch.setenv("X_F", "nan")
+    with pytest.raises(ImproperlyConfigured, match="finite"):
+        env_float("X_F", 1.0)
+
+
+def test_env_list_and_default(monkeypatch):
+    monkeypatch.delenv("X_LIST", raising=False)
+    assert env_list("X_LIST", ["a"]) == ["a"]
+    monkeypatch.setenv("X_LIST", " a.example, b.example ,,")
+    assert env_list("X_LIST", []) == ["a.example", "b.example"]
+
+
+def test_secret_from_file(monkeypatch, tmp_path):
+    secret = tmp_path / "key"
+    secret.write_text("s3cr3t\n")
+    monkeypatch.delenv("X_SECRET", raising=False)
+    monkeypatch.setenv("X_SECRET_FILE", str(secret))
+    assert env_secret("X_SECRET") == "s3cr3t"
+    monkeypatch.setenv("X_SECRET", "also")
+    with pytest.raises(ImproperlyConfigured, match="either X_SECRET or X_SECRET_FILE"):
+        env_secret("X_SECRET")
+
+
+def test_secret_file_missing(monkeypatch, tmp_path):
+    monkeypatch.delenv("X_SECRET", raising=False)
+    monkeypatch.setenv("X_SECRET_FILE", str(tmp_path / "nope"))
+    with pytest.raises(ImproperlyConfigured, match="cannot be read"):
+        env_secret("X_SECRET")
+
+
+def test_database_urls(tmp_path):
+    sqlite = database_from_url("sqlite:///db.sqlite3", base_dir=tmp_path)
+    assert sqlite["NAME"] == tmp_path / "db.sqlite3"
+    absolute = database_from_url("sqlite:////var/tmp/x.db", base_dir=tmp_path)
+    assert str(absolute["NAME"]) == "/var/tmp/x.db"
+    pg = database_from_url("postgres://u:p%40ss@db.example:5433/heart?sslmode=require", base_dir=tmp_path)
+    assert (pg["ENGINE"], pg["NAME"], pg["USER"], pg["PASSWORD"], pg["HOST"], pg["PORT"]) == (
+        "django.db.backends.postgresql",
+        "heart",
+        "u",
+        "p@ss",
+        "db.example",
+        "5433",
+    )
+    assert pg["OPTIONS"] == {"sslmode": "require"}
+    with pytest.raises(ImproperlyConfigured, match="scheme 'mysql' is not supported"):
+        database_from_url("mysql://x/y", base_dir=tmp_path)

@@ -1,0 +1,93 @@
+"""Redis run state against a real Redis: lease fencing and the bounded event log."""
+
+import json
+import time
+import uuid
+
+import pytest
+from django.test import override_settings
+
+from heartbeat_site.live import runstore
+from heartbeat_site.live.redis_client import get_redis
+
+
+@pytest.fixture
+def run_id():
+    rid = f"t{uuid.uuid4().hex[:10]}"
+    yield rid
+    client = get_redis()
+    for key in client.keys(f"hb:run:{{{rid}}}:*"):
+        client.delete(key)
+
+
+def events(first, last):
+    return runstore.encode_events({"seq": s, "t": float(s), "type": "write"} for s in range(first, last + 1))
+
+
+def test_lease_is_exclusive_until_released(run_id):
+    a = runstore.Lease(run_id, "a", ttl=5)
+    b = runstore.Lease(run_id, "b", ttl=5)
+    assert a.acquire()
+    assert not b.acquire()
+    a.release()
+    assert b.acquire()
+    assert runstore.lease_holder(run_id) == "b"
+
+
+def test_lapsed_lease_is_taken_over_and_fences_the_old_owner(run_id):
+    old = runstore.Lease(run_id, "old", ttl=0.2)
+    assert old.acquire()
+    assert old.publish(events(1, 2), {"last_seq": 2, "t": "2.0"})
+    time.sleep(0.3)  # let the TTL lapse: that is the behaviour under test
+    new = runstore.Lease(run_id, "new", ttl=5)
+    assert new.acquire()
+    assert not old.publish(events(3, 3), {"last_seq": 3, "t": "3.0"})
+    assert not old.store_snapshot("{}")
+    old.release()  # must not delete the new owner's lease
+    assert runstore.lease_holder(run_id) == "new"
+    assert runstore.read_state(run_id)["last_seq"] == "2"
+    assert [e["seq"] for e in runstore.events_after(run_id, 0, 100)] == [1, 2]
+
+
+def test_event_log_is_bounded_and_paged(run_id):
+    lease = runstore.Lease(run_id, "x", ttl=5)
+    assert lease.acquire()
+    with override_settings(HEARTBEAT={**_heartbeat(), "EVENT_LOG_SIZE": 10}):
+        assert lease.publish(events(1, 25), {"last_seq": 25, "t": "25.0"})
+    assert runstore.log_bounds(run_id) == (16, 25)
+    assert [e["seq"] for e in runstore.events_after(run_id, 17, 3)] == [18, 19, 20]
+    assert [e["seq"] for e in runstore.events_after(run_id, 17, 100, upto=19)] == [18, 19]
+    assert runstore.log_covers(run_id, 15)
+    assert not runstore.log_covers(run_id, 14)
+    assert runstore.log_covers(run_id, 25)
+
+
+def test_command_inbox_and_ack(run_id):
+    runstore.notify_command(run_id, 41)
+    runstore.notify_command(run_id, 42)
+    assert runstore.wait_inbox(run_id, 0.5) == ["41", "42"]
+    assert runstore.wait_inbox(run_id, 0.05) == []
+    runstore.send_ack(42, {"status": "applied", "at": 12.5})
+    assert runstore.wait_ack(42, 1) == {"status": "applied", "at": 12.5}
+    assert runstore.wait_ack(42, 0.05) is None
+
+
+def test_viewers_counted_and_removed(run_id):
+    runstore.add_viewer(run_id, "c1")
+    runstore.add_viewer(run_id, "c2")
+    assert runstore.viewer_count(run_id) == 2
+    runstore.remove_viewer(run_id, "c1")
+    assert runstore.viewer_count(run_id) == 1
+
+
+def test_snapshot_roundtrip(run_id):
+    lease = runstore.Lease(run_id, "x", ttl=5)
+    lease.acquire()
+    assert lease.store_snapshot(json.dumps({"last_seq": 3, "snapshot": {}, "clock": {}}))
+    assert runstore.read_snapshot(run_id)["last_seq"] == 3
+
+
+def _heartbeat():
+    from django.conf import settings
+
+    return settings.HEARTBEAT
