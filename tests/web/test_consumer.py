@@ -49,7 +49,9 @@ class FakeDriver:
 
     async def frame(self, first: int, last: int) -> None:
         message = frames.frame(self.events(first, last), CLOCK)
-        await self.layer.group_send(runstore.group_name(self.run_id), {"type": "run.frame", "text": frames.dumps(message), "first": first, "last": last})
+        await self.layer.group_send(
+            runstore.group_name(self.run_id), {"type": "run.frame", "text": frames.dumps(message), "first": first, "last": last}
+        )
 
 
 @pytest.fixture

@@ -1,0 +1,208 @@
+"""Helpers for the live tests: real Daphne and Celery worker processes, HTTP and websocket clients."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import websockets
+from django.db import connection
+
+from heartbeat_site import processes
+from heartbeat_site.embedded_redis import free_port
+from heartbeat_site.live.redis_client import get_redis
+
+ORIGIN = "http://127.0.0.1"
+
+
+def database_url() -> str:
+    """The test database as a DATABASE_URL the server processes can open."""
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{Path(db['NAME']).resolve()}"
+    user = db.get("USER") or "postgres"
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgres://{user}{password}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+@dataclass
+class LiveStack:
+    """Daphne plus any number of Celery workers, all real processes on loopback."""
+
+    logdir: Path
+    env: dict[str, str]
+    port: int = 0
+    server: subprocess.Popen | None = None
+    workers: dict[str, subprocess.Popen] = field(default_factory=dict)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start_server(self) -> None:
+        self.port = free_port()
+        self.server = processes.start_asgi("daphne", self.port, self.env, log_path=self.logdir / "daphne.log")
+        processes.wait_http(f"{self.base}/api/openapi.json", self.server)
+
+    def start_worker(self, name: str, timeout: float = 30.0) -> subprocess.Popen:
+        log_path = self.logdir / f"{name}.log"
+        worker = processes.start_worker(self.env, concurrency=8, name=name, log_path=log_path)
+        self.workers[name] = worker
+        deadline = time.monotonic() + timeout
+        while " ready." not in (log_path.read_text(errors="replace") if log_path.exists() else ""):
+            if worker.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"worker {name} did not become ready:\n{log_path.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.1)
+        return worker
+
+    def kill_worker(self, name: str) -> None:
+        worker = self.workers.pop(name)
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.wait()
+
+    def stop(self) -> None:
+        for worker in self.workers.values():
+            processes.stop(worker, timeout=10)
+        if self.server:
+            processes.stop(self.server, timeout=10)
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}" for p in sorted(self.logdir.glob("*.log")))
+
+
+def make_stack(logdir: Path, **extra_env: str) -> LiveStack:
+    client = get_redis()
+    client.delete("heartbeat", "hb:runs:active")  # stale tasks/runs of earlier sessions
+    env = {
+        "DATABASE_URL": database_url(),
+        "REDIS_URL": os.environ["REDIS_URL"],
+        "HEARTBEAT_LEASE_TTL": "1.5",
+        "HEARTBEAT_IDLE_SECONDS": "60",
+        "HEARTBEAT_MAX_RUNS": "100",
+        "HEARTBEAT_MAX_RUNS_PER_CLIENT": "100",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        **extra_env,
+    }
+    return LiveStack(logdir=logdir, env=env)
+
+
+def http(method: str, url: str, body: object | None = None, token: str | None = None) -> tuple[int, dict]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+async def ahttp(method: str, url: str, body: object | None = None, token: str | None = None) -> tuple[int, dict]:
+    return await asyncio.to_thread(http, method, url, body, token)
+
+
+class Viewer:
+    """A websocket viewer that checks every frame continues the last one (no gap, no duplicate)."""
+
+    def __init__(self, ws, name: str) -> None:
+        self.ws = ws
+        self.name = name
+        self.events: list[dict] = []
+        self.last_seq: int | None = None
+        self.first_message: dict | None = None
+        self.status: dict | None = None
+        self.received_at: list[float] = []
+
+    @classmethod
+    async def open(cls, ws_url: str, name: str, after: int | None = None) -> Viewer:
+        url = ws_url if after is None else f"{ws_url}?after={after}"
+        ws = await websockets.connect(url, origin=ORIGIN, max_size=None, open_timeout=10)
+        viewer = cls(ws, name)
+        viewer.first_message = await viewer.next()
+        return viewer
+
+    async def next(self, timeout: float = 20.0) -> dict:
+        message = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+        kind = message["type"]
+        if kind == "snapshot":
+            self.last_seq = message["last_seq"]
+        elif kind == "resumed":
+            self.last_seq = message["after"]
+        elif kind == "frame":
+            first, last = message["seq"]
+            assert first == self.last_seq + 1, f"{self.name}: frame {first}..{last} after seq {self.last_seq}"
+            seqs = [event["seq"] for event in message["events"]]
+            assert seqs == list(range(first, last + 1)), f"{self.name}: seqs {seqs[:5]}.. not {first}..{last}"
+            self.events.extend(message["events"])
+            self.received_at.append(time.monotonic())
+            self.last_seq = last
+        elif kind == "status":
+            self.status = message
+        return message
+
+    async def until(self, predicate, timeout: float = 30.0) -> dict:
+        """Read until an event matching ``predicate`` arrives; return it."""
+        deadline = time.monotonic() + timeout
+        checked = 0
+        while True:
+            for event in self.events[checked:]:
+                if predicate(event):
+                    return event
+            checked = len(self.events)
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"{self.name}: no matching event within {timeout} s (last seq {self.last_seq})"
+            await self.next(remaining)
+
+    async def until_seq(self, seq: int, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while (self.last_seq or 0) < seq:
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"{self.name}: seq {seq} not reached within {timeout} s (at {self.last_seq})"
+            await self.next(remaining)
+
+    async def until_status(self, timeout: float = 60.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while self.status is None:
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"{self.name}: run did not end within {timeout} s (at seq {self.last_seq})"
+            await self.next(remaining)
+        return self.status
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+def events_hash(events: list[dict]) -> str:
+    return hashlib.sha256(json.dumps(events, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def is_fault(action: str, node: str):
+    return lambda e: e["type"] == "fault" and e.get("action") == action and e.get("node") == node
+
+
+def is_ready_change(node: str, to: str):
+    return lambda e: e["type"] == "transition" and e.get("kind") == "node-ready" and e.get("node") == node and e.get("to") == to
+
+
+def is_taint_added(node: str, key: str, effect: str | None = None):
+    return lambda e: (
+        e["type"] == "transition"
+        and e.get("kind") == "taint-added"
+        and e.get("node") == node
+        and e.get("key") == key
+        and (effect is None or e.get("effect") == effect)
+    )
+
+
+def is_lease_write_by(node: str):
+    return lambda e: e["type"] == "write" and e.get("resource") == "leases" and e.get("user") == f"system:node:{node}"

@@ -1,0 +1,76 @@
+"""A worker killed with SIGKILL mid-run: another takes the run over, the stream goes on
+without a gap or a duplicate, and is identical to an undisturbed run (compared by hash)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from simulation import Simulation, load_scenario
+
+from .conftest import small_document
+from .live import Viewer, ahttp, events_hash, is_fault, make_stack
+
+pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+LEASE_TTL = 1.5
+
+
+@pytest.fixture
+def stack(django_db_setup, tmp_path):
+    live = make_stack(tmp_path, HEARTBEAT_LEASE_TTL=str(LEASE_TTL))
+    try:
+        live.start_server()
+        yield live
+    except BaseException:
+        print(live.logs())
+        raise
+    finally:
+        live.stop()
+
+
+def undisturbed_events(document: dict, seed: int, commands: list[dict], duration: float) -> list[dict]:
+    sim = Simulation(load_scenario(document), seed=seed)
+    for command in commands:
+        sim.schedule_command(command["command"], command["at"])
+    return [event.to_dict() for event in sim.run_until(duration)]
+
+
+async def test_sigkilled_worker_is_replaced_and_stream_is_identical(stack):
+    await asyncio.to_thread(stack.start_worker, "doomed")
+    document = {**small_document(), "duration": "6m"}
+    status, run = await ahttp("POST", f"{stack.base}/api/runs", {"document": document, "speed": 20})
+    assert status == 201, run
+    commands_url = f"{stack.base}/api/runs/{run['id']}/commands"
+    viewer = await Viewer.open(run["ws_url"], "viewer")
+    await viewer.until(lambda e: e["t"] > 20)
+    status, first = await ahttp("POST", commands_url, {"action": "stop-kubelet", "node": "node-2"}, token=run["control_token"])
+    assert (status, first["status"]) == (202, "applied")
+    await viewer.until(is_fault("stop-kubelet", "node-2"))
+
+    await asyncio.to_thread(stack.start_worker, "heir")
+    await viewer.until_seq(viewer.last_seq + 5)
+    killed_at, seq_at_kill = time.monotonic(), viewer.last_seq
+    await asyncio.to_thread(stack.kill_worker, "doomed")
+
+    await viewer.until_seq(seq_at_kill + 1, timeout=4 * LEASE_TTL + 5)
+    frames_after_kill = [t for t in viewer.received_at if t > killed_at]
+    gap = frames_after_kill[0] - killed_at
+    assert gap < 2 * LEASE_TTL + 1.5, f"takeover took {gap:.2f} s"
+
+    status, second = await ahttp("POST", commands_url, {"action": "start-kubelet", "node": "node-2"}, token=run["control_token"])
+    assert (status, second["status"]) == (202, "applied"), second
+    ended = await viewer.until_status(timeout=60)
+    assert ended["status"] == "finished"
+
+    status, listed = await ahttp("GET", commands_url)
+    faults = [c for c in listed["commands"] if c["kind"] == "fault"]
+    assert [c["action"] for c in faults] == ["stop-kubelet", "start-kubelet"]
+    status, body = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}")
+    reference = await asyncio.to_thread(undisturbed_events, document, run["run"]["seed"], faults, body["duration"])
+    assert [e["seq"] for e in viewer.events] == list(range(1, len(viewer.events) + 1))
+    assert len(viewer.events) == len(reference)
+    assert events_hash(viewer.events) == events_hash(reference)
+    await viewer.close()
