@@ -1,0 +1,444 @@
+"""kube-apiserver model: the store, resourceVersions, optimistic concurrency, admission,
+watches feeding a shared informer cache, request latency, partitions and injected failures.
+
+Components never touch each other: kubelets write Leases and Node status, controllers watch
+through the informer cache and write back (ARCHITECTURE principle 2). Every write that
+reaches this server is one `write` event, i.e. one audit record.
+
+Requests from kubelets travel through `call` (a generator): they take the API latency, time
+out after the client's timeout while the node is partitioned, and can be made to fail.
+Controllers write through `do`, which applies at once (their latency is not what the
+lessons are about; the NodeLifecycleController models its pass duration itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .clock import MS, US, WallClock
+from .engine import Engine
+from .events import Recorder
+from .objects import (
+    API_VERSION,
+    NO_EXECUTE,
+    TAINT_NOT_READY,
+    TAINT_UNREACHABLE,
+    Event,
+    Node,
+    ObjectMeta,
+    Pod,
+    Taint,
+    Toleration,
+    with_meta,
+)
+
+Key = tuple[str, str]  # (namespace, name)
+Handler = Callable[[Any, Any], None]  # (old, new); new is None on delete
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who sends a request: the audit username, the diagram lane, and where it runs."""
+
+    user: str
+    component: str
+    node: str | None = None
+    timeout: int = 10 * US  # kubelet heartbeat client: min(nodeStatusUpdateFrequency, lease duration)
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    code: int
+    obj: Any = None
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.code < 300
+
+
+TIMEOUT = Response(0, None, "context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
+
+_GROUP_RESOURCE = {r: (f"{r}.{g}" if g else r) for r, (_v, _k, g) in API_VERSION.items()}
+
+
+class APIServer:
+    def __init__(self, engine: Engine, recorder: Recorder, clock: WallClock, *,
+                 default_toleration_seconds: bool, not_ready_seconds: int, unreachable_seconds: int,
+                 uid_factory: Callable[[], str]) -> None:
+        self.engine = engine
+        self.recorder = recorder
+        self.clock = clock
+        self.store: dict[str, dict[Key, Any]] = {r: {} for r in API_VERSION}
+        self.cache: dict[str, dict[Key, Any]] = {r: {} for r in API_VERSION}
+        self.handlers: dict[str, list[tuple[str, Handler]]] = {r: [] for r in API_VERSION}
+        self._watchers: dict[str, list[str]] = {r: [] for r in API_VERSION}
+        self.rv = 0
+        self.uid = uid_factory
+        self.base_latency = 2 * MS
+        self.watch_delay = 5 * MS
+        self.latency_all: int | None = None
+        self.latency_node: dict[str, int] = {}
+        self.partitioned: set[str] = set()
+        self.fail_lease_writes: set[str] = set()
+        self.fail_status_writes: set[str] = set()
+        self.default_toleration_seconds = default_toleration_seconds
+        self.not_ready_seconds = not_ready_seconds
+        self.unreachable_seconds = unreachable_seconds
+        self._event_names = 0
+
+    # -- watches ------------------------------------------------------------------------
+
+    def watch(self, resource: str, lane: str, handler: Handler) -> None:
+        """Subscribe an informer event handler; it runs after the shared cache is updated."""
+        self.handlers[resource].append((lane, handler))
+        if lane not in self._watchers[resource]:
+            self._watchers[resource].append(lane)
+
+    def _deliver(self, resource: str, key: Key, old: Any, new: Any) -> None:
+        cache = self.cache[resource]
+        if new is None:
+            cache.pop(key, None)
+        else:
+            cache[key] = new
+        for _lane, handler in self.handlers[resource]:
+            handler(old, new)
+
+    def cached(self, resource: str, name: str, namespace: str = "") -> Any:
+        return self.cache[resource].get((namespace, name))
+
+    def current(self, resource: str, name: str, namespace: str = "") -> Any:
+        return self.store[resource].get((namespace, name))
+
+    # -- requests with latency (kubelets) -------------------------------------------------
+
+    def latency_for(self, actor: Actor) -> int:
+        if actor.node is not None and actor.node in self.latency_node:
+            return self.latency_node[actor.node]
+        if self.latency_all is not None:
+            return self.latency_all
+        return self.base_latency
+
+    def call(self, actor: Actor, verb: str, resource: str, name: str, op: Callable[[int], Response],
+             namespace: str = "", subresource: str = "") -> Generator[int, Any, Response]:
+        """Send a request from `actor`; `op(received)` runs on the server when it arrives."""
+        received = self.engine.now
+        if actor.node is not None and actor.node in self.partitioned:
+            # Packets are dropped: TCP retransmits (0.2 s, doubling) until the partition
+            # heals or the client's timeout fires.
+            waited, rto = 0, 200 * MS
+            while actor.node in self.partitioned:
+                step = min(rto, actor.timeout - waited)
+                if step <= 0:
+                    self._request_failed(actor, verb, resource, name, namespace, subresource, TIMEOUT.message)
+                    return TIMEOUT
+                yield step
+                waited += step
+                rto *= 2
+        latency = self.latency_for(actor)
+        if latency >= actor.timeout:
+            # The server still completes the request later; the client has given up by then.
+            self.engine.call_later(latency, op, received)
+            yield actor.timeout
+            self._request_failed(actor, verb, resource, name, namespace, subresource, TIMEOUT.message)
+            return TIMEOUT
+        yield latency
+        return op(received)
+
+    def _request_failed(self, actor: Actor, verb: str, resource: str, name: str, namespace: str,
+                        subresource: str, message: str) -> None:
+        self.recorder.emit("request-failed", actor.component, actor.node, {
+            "verb": verb, "resource": resource, "subresource": subresource, "namespace": namespace,
+            "name": name, "message": message,
+            "summary": f"{verb} {resource}{'/' + subresource if subresource else ''} {name}: {message}",
+        })
+
+    # -- server-side operations ---------------------------------------------------------------
+
+    def get(self, actor: Actor, resource: str, name: str, namespace: str = "", *, record: bool = True) -> Response:
+        obj = self.store[resource].get((namespace, name))
+        code = 200 if obj is not None else 404
+        if record:
+            self.recorder.emit("read", actor.component, actor.node, {
+                "verb": "get", "resource": resource, "subresource": "", "namespace": namespace, "name": name,
+                "code": code, "summary": f"GET {resource} {name} -> {code}",
+            })
+        if obj is None:
+            return Response(404, None, f'{_GROUP_RESOURCE[resource]} "{name}" not found')
+        return Response(200, obj)
+
+    def create(self, actor: Actor, obj: Any, received: int | None = None) -> Response:
+        resource = obj.resource
+        m: ObjectMeta = obj.metadata
+        key = (m.namespace, m.name)
+        if key in self.store[resource]:
+            return self._reject(actor, "create", obj, "", received, 409,
+                                f'{_GROUP_RESOURCE[resource]} "{m.name}" already exists')
+        fail = self._injected_failure(actor, resource, "")
+        if fail:
+            return self._reject(actor, "create", obj, "", received, 500, fail)
+        obj = self._admit_create(obj)
+        self.rv += 1
+        obj = with_meta(obj, uid=m.uid or self.uid(), resource_version=self.rv, creation=self.engine.now)
+        self.store[resource][key] = obj
+        self._written(actor, "create", "", None, obj, received)
+        return Response(201, obj)
+
+    def update(self, actor: Actor, obj: Any, subresource: str = "", received: int | None = None) -> Response:
+        """PUT with optimistic concurrency: the caller's resourceVersion must be current."""
+        resource = obj.resource
+        m: ObjectMeta = obj.metadata
+        key = (m.namespace, m.name)
+        current = self.store[resource].get(key)
+        if current is None:
+            return self._reject(actor, "update", obj, subresource, received, 404,
+                                f'{_GROUP_RESOURCE[resource]} "{m.name}" not found')
+        if current.metadata.resource_version != m.resource_version:
+            return self._reject(actor, "update", obj, subresource, received, 409,
+                                f'Operation cannot be fulfilled on {_GROUP_RESOURCE[resource]} "{m.name}": '
+                                "the object has been modified; please apply your changes to the latest version and try again")
+        fail = self._injected_failure(actor, resource, subresource)
+        if fail:
+            return self._reject(actor, "update", obj, subresource, received, 500, fail)
+        if resource == "pods":
+            obj = self._admit_pod(obj)
+        self.rv += 1
+        obj = with_meta(obj, resource_version=self.rv)
+        self.store[resource][key] = obj
+        self._written(actor, "update", subresource, current, obj, received)
+        return Response(200, obj)
+
+    def patch(self, actor: Actor, resource: str, name: str, change: Callable[[Any], Any], *,
+              namespace: str = "", subresource: str = "", received: int | None = None,
+              resource_version: int | None = None, verb: str = "patch") -> Response:
+        """Strategic-merge PATCH: `change(current) -> new` (a precondition rv is optional)."""
+        key = (namespace, name)
+        current = self.store[resource].get(key)
+        if current is None:
+            return self._reject_key(actor, "patch", resource, name, namespace, subresource, received, 404,
+                                    f'{_GROUP_RESOURCE[resource]} "{name}" not found')
+        if resource_version is not None and current.metadata.resource_version != resource_version:
+            return self._reject_key(actor, "patch", resource, name, namespace, subresource, received, 409,
+                                    f'Operation cannot be fulfilled on {_GROUP_RESOURCE[resource]} "{name}": '
+                                    "the object has been modified; please apply your changes to the latest version and try again")
+        fail = self._injected_failure(actor, resource, subresource)
+        if fail:
+            return self._reject_key(actor, "patch", resource, name, namespace, subresource, received, 500, fail)
+        new = change(current)
+        self.rv += 1
+        new = with_meta(new, resource_version=self.rv)
+        self.store[resource][key] = new
+        self._written(actor, verb, subresource, current, new, received)
+        return Response(200, new)
+
+    def delete(self, actor: Actor, resource: str, name: str, *, namespace: str = "",
+               grace_seconds: int | None = None, received: int | None = None) -> Response:
+        """DELETE; pods on a node get a graceful deletionTimestamp unless grace is 0."""
+        key = (namespace, name)
+        current = self.store[resource].get(key)
+        if current is None:
+            return self._reject_key(actor, "delete", resource, name, namespace, "", received, 404,
+                                    f'{_GROUP_RESOURCE[resource]} "{name}" not found')
+        if resource == "pods":
+            pod: Pod = current
+            grace = pod.termination_grace_period_seconds if grace_seconds is None else grace_seconds
+            if grace > 0 and pod.node_name and not pod.terminal:
+                if pod.metadata.deletion_timestamp is not None:
+                    return Response(200, pod)  # already terminating: nothing changes
+                self.rv += 1
+                new = with_meta(pod, resource_version=self.rv, deletion_timestamp=self.engine.now + grace * US,
+                                deletion_grace_seconds=grace)
+                self.store[resource][key] = new
+                self._written(actor, "delete", "", current, new, received)
+                return Response(200, new)
+        self.rv += 1
+        gone = with_meta(current, resource_version=self.rv)
+        if resource == "pods" and gone.metadata.deletion_timestamp is None:
+            gone = with_meta(gone, deletion_timestamp=self.engine.now, deletion_grace_seconds=0)
+        del self.store[resource][key]
+        self._written(actor, "delete", "", current, gone, received, removed=True)
+        return Response(200, gone)
+
+    # -- admission ------------------------------------------------------------------------------
+
+    def _admit_create(self, obj: Any) -> Any:
+        if obj.resource == "nodes":
+            # TaintNodesByCondition: every new Node starts with not-ready:NoSchedule (no timeAdded).
+            node: Node = obj
+            if not node.has_taint(TAINT_NOT_READY, "NoSchedule"):
+                obj = replace(node, taints=node.taints + (Taint(TAINT_NOT_READY, "NoSchedule"),))
+        elif obj.resource == "pods":
+            obj = self._admit_pod(obj)
+        return obj
+
+    def _admit_pod(self, pod: Pod) -> Pod:
+        """DefaultTolerationSeconds: add 300 s not-ready/unreachable NoExecute tolerations."""
+        if not self.default_toleration_seconds:
+            return pod
+        extra: list[Toleration] = []
+        for key, seconds in ((TAINT_NOT_READY, self.not_ready_seconds), (TAINT_UNREACHABLE, self.unreachable_seconds)):
+            if not any(t.key in (key, "") and t.effect in (NO_EXECUTE, "") for t in pod.tolerations):
+                extra.append(Toleration(key=key, operator="Exists", effect=NO_EXECUTE, toleration_seconds=seconds))
+        if not extra:
+            return pod
+        return replace(pod, tolerations=pod.tolerations + tuple(extra))
+
+    def _injected_failure(self, actor: Actor, resource: str, subresource: str) -> str:
+        node = actor.node
+        if node is None:
+            return ""
+        if resource == "leases" and node in self.fail_lease_writes:
+            return f'Internal error occurred: injected fault "fail-lease-writes" rejects Lease writes from {node}'
+        if resource == "nodes" and subresource == "status" and node in self.fail_status_writes:
+            return f'Internal error occurred: injected fault "fail-status-writes" rejects status writes from {node}'
+        return ""
+
+    # -- recording --------------------------------------------------------------------------------
+
+    def _reject(self, actor: Actor, verb: str, obj: Any, subresource: str, received: int | None,
+                code: int, message: str) -> Response:
+        m = obj.metadata
+        return self._reject_key(actor, verb, obj.resource, m.name, m.namespace, subresource, received, code, message)
+
+    def _reject_key(self, actor: Actor, verb: str, resource: str, name: str, namespace: str, subresource: str,
+                    received: int | None, code: int, message: str) -> Response:
+        self.recorder.emit("write", actor.component, actor.node or _node_of_key(resource, name), {
+            "user": actor.user, "verb": verb, "resource": resource, "subresource": subresource,
+            "namespace": namespace, "name": name, "code": code, "message": message, "removed": False,
+            "watchers": [], "received": self.engine.now if received is None else received,
+            "summary": f"{verb} {resource}{'/' + subresource if subresource else ''} {name} -> {code}",
+        })
+        return Response(code, None, message)
+
+    def _written(self, actor: Actor, verb: str, subresource: str, old: Any, new: Any, received: int | None,
+                 removed: bool = False) -> None:
+        resource = new.resource
+        m = new.metadata
+        node = _node_of(new)
+        code = 201 if verb == "create" else 200
+        self.recorder.emit("write", actor.component, node, {
+            "user": actor.user, "verb": verb, "resource": resource, "subresource": subresource,
+            "namespace": m.namespace, "name": m.name, "code": code, "message": None, "removed": removed,
+            "watchers": self._watchers[resource], "received": self.engine.now if received is None else received,
+            "summary": _summary(verb, resource, subresource, old, new, removed),
+        }, new)
+        if resource in ("nodes", "pods", "endpointslices"):
+            _transitions(self.recorder, actor.component, old, None if removed else new, new)
+        key = (m.namespace, m.name)
+        self.engine.call_later(self.watch_delay, self._deliver, resource, key, old, None if removed else new)
+
+    # -- core/v1 Events -----------------------------------------------------------------------------
+
+    def record_event(self, actor: Actor, involved: Any, reason: str, message: str, type_: str = "Normal",
+                     source_component: str = "", source_host: str = "") -> None:
+        """What client-go's event recorder sends: a create of an Event about `involved`."""
+        self._event_names += 1
+        im: ObjectMeta = involved.metadata
+        ns = im.namespace or "default"
+        name = f"{im.name}.{self._event_names:016x}"
+        api_version, kind, _g = API_VERSION[involved.resource]
+        ev = Event(
+            metadata=ObjectMeta(name=name, namespace=ns, uid="", resource_version=0, creation=0),
+            involved_kind=kind, involved_name=im.name, involved_namespace=im.namespace, involved_uid=im.uid,
+            reason=reason, message=message, type=type_, source_component=source_component,
+            source_host=source_host, first_timestamp=self.engine.now, last_timestamp=self.engine.now,
+        )
+        self.create(actor, ev)
+
+
+def _node_of_key(resource: str, name: str) -> str | None:
+    return name if resource in ("nodes", "leases") else None
+
+
+def _node_of(obj: Any) -> str | None:
+    r = obj.resource
+    if r in ("nodes", "leases"):
+        return obj.metadata.name
+    if r == "pods":
+        return obj.node_name or None
+    if r == "events" and obj.involved_kind in ("Node", "Lease"):
+        return obj.involved_name
+    return None
+
+
+def _summary(verb: str, resource: str, subresource: str, old: Any, new: Any, removed: bool) -> str:
+    name = new.metadata.name
+    if resource == "leases":
+        return f"{'renew' if verb == 'update' else verb} Lease {name}"
+    if resource == "events":
+        return f"Event {new.reason} on {new.involved_kind} {new.involved_name}"
+    if resource == "nodes" and subresource == "status":
+        ready = new.condition("Ready")
+        state = f"Ready={ready.status}" if ready else "no Ready"
+        return f"{verb} Node {name} status ({state})"
+    if resource == "nodes" and old is not None and verb == "patch":
+        added = set(new.taints) - set(old.taints)
+        gone = set(old.taints) - set(new.taints)
+        parts = [f"+{t.key.split('/')[-1]}:{t.effect}" for t in added] + [f"-{t.key.split('/')[-1]}:{t.effect}" for t in gone]
+        if parts:
+            return f"taint Node {name} {' '.join(sorted(parts))}"
+    if resource == "pods" and verb == "delete":
+        return f"{'remove' if removed else 'delete (graceful)'} Pod {name}"
+    return f"{verb} {resource[:-1].capitalize() if resource != 'endpointslices' else 'EndpointSlice'} {name}{'/' + subresource if subresource else ''}"
+
+
+def _transitions(rec: Recorder, component: str, old: Any, new: Any, last: Any) -> None:
+    """Derive the state changes a timeline shows from one write (old -> new; new None = removed)."""
+    r = last.resource
+    if r == "nodes":
+        name = last.metadata.name
+        if old is None and new is not None:
+            rec.transition(component, "node-created", name, None, new.ready_status())
+        if new is None:
+            rec.transition(component, "node-deleted", name, old.ready_status() if old else None, None)
+            return
+        old_conds = {c.type: c.status for c in old.conditions} if old else {}
+        for c in new.conditions:
+            before = old_conds.get(c.type)
+            if before != c.status:
+                kind = "node-ready" if c.type == "Ready" else "node-condition"
+                rec.transition(component, kind, name, before, c.status, key=c.type)
+        old_taints = {(t.key, t.effect) for t in old.taints} if old else set()
+        new_taints = {(t.key, t.effect) for t in new.taints}
+        for t in new.taints:
+            if (t.key, t.effect) not in old_taints:
+                rec.transition(component, "taint-added", name, None, None, key=t.key, effect=t.effect)
+        if old:
+            for t in old.taints:
+                if (t.key, t.effect) not in new_taints:
+                    rec.transition(component, "taint-removed", name, None, None, key=t.key, effect=t.effect)
+        if old and old.unschedulable != new.unschedulable:
+            rec.transition(component, "node-unschedulable", name, old.unschedulable, new.unschedulable)
+    elif r == "pods":
+        pod_name = last.metadata.name
+        node = last.node_name or None
+        if old is None:
+            rec.transition(component, "pod-created", node, None, last.phase, pod=pod_name)
+            return
+        if new is None:
+            rec.transition(component, "pod-deleted", node, old.phase, None, pod=pod_name)
+            return
+        if not old.node_name and new.node_name:
+            rec.transition(component, "pod-scheduled", node, None, new.node_name, pod=pod_name)
+        if old.is_ready() != new.is_ready() and (old.condition("Ready") or new.condition("Ready")):
+            rec.transition(component, "pod-ready", node, old.is_ready(), new.is_ready(), pod=pod_name)
+        if old.phase != new.phase:
+            rec.transition(component, "pod-phase", node, old.phase, new.phase, pod=pod_name)
+        if old.metadata.deletion_timestamp is None and new.metadata.deletion_timestamp is not None:
+            rec.transition(component, "pod-terminating", node, None, new.metadata.deletion_timestamp / US, pod=pod_name)
+    elif r == "endpointslices":
+        before = {e.pod_name: e for e in old.endpoints} if old else {}
+        for e in (new.endpoints if new else ()):
+            b = before.get(e.pod_name)
+            state = {"ready": e.ready, "serving": e.serving, "terminating": e.terminating}
+            if b is None or (b.ready, b.serving, b.terminating) != (e.ready, e.serving, e.terminating):
+                prev = None if b is None else {"ready": b.ready, "serving": b.serving, "terminating": b.terminating}
+                rec.transition(component, "endpoint", e.node_name, prev, state, pod=e.pod_name, key=last.service_name)
+        after = {e.pod_name for e in new.endpoints} if new else set()
+        for name, b in before.items():
+            if name not in after:
+                rec.transition(component, "endpoint", b.node_name,
+                               {"ready": b.ready, "serving": b.serving, "terminating": b.terminating}, None,
+                               pod=name, key=last.service_name)

@@ -1,0 +1,157 @@
+"""Virtual time: integer microseconds since the scenario's start, and its text forms.
+
+Integer microseconds keep slices, replays and crash recovery bit-identical (no float drift)
+and match the finest resolution Kubernetes serialises (metav1.MicroTime).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import time
+from datetime import UTC, datetime
+
+US = 1_000_000  # microseconds per second
+MS = 1_000
+
+_DURATION_RE = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$")
+
+
+def seconds(value: float) -> int:
+    """Seconds (float) -> integer microseconds, rounded to the nearest microsecond."""
+    return int(round(value * US))
+
+
+def to_seconds(us: int) -> float:
+    return us / US
+
+
+def parse_duration(value: object) -> float:
+    """Parse `90`, `90s`, `1.5s`, `5m`, `1h`, `1m30s`, `200ms` into seconds.
+
+    Raises ValueError with a message naming the accepted forms.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration such as 90, 90s, 5m or 1h, got {value!r}")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise ValueError(f"must not be negative, got {value!r}")
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            number = float(text)
+        except ValueError:
+            pass
+        else:
+            if number < 0:
+                raise ValueError(f"must not be negative, got {value!r}")
+            return number
+        match = _DURATION_RE.match(text)
+        if text and match and any(match.groups()):
+            h, m, s, ms = (float(g) if g else 0.0 for g in match.groups())
+            return h * 3600 + m * 60 + s + ms / 1000
+    raise ValueError(f"expected a duration such as 90, 90s, 5m or 1h, got {value!r}")
+
+
+def go_duration(us: int) -> str:
+    """Format like Go's time.Duration.String (e.g. "3m0s", "3m10.25s", "500ms")."""
+    if us == 0:
+        return "0s"
+    sign = "-" if us < 0 else ""
+    us = abs(us)
+    if us < US:
+        if us < MS:
+            return f"{sign}{us}µs"
+        return f"{sign}{_trim(us / MS)}ms"
+    total_s, frac = divmod(us, US)
+    h, rem = divmod(total_s, 3600)
+    m, s = divmod(rem, 60)
+    sec = f"{s}" if frac == 0 else f"{s}.{frac:06d}".rstrip("0")
+    if h:
+        return f"{sign}{h}h{m}m{sec}s"
+    if m:
+        return f"{sign}{m}m{sec}s"
+    return f"{sign}{sec}s"
+
+
+def _trim(x: float) -> str:
+    text = f"{x:.6f}".rstrip("0").rstrip(".")
+    return text
+
+
+def format_duration(s: float) -> str:
+    """Short human form used in scenario documents: 90 -> "90s", 300 -> "5m", 3600 -> "1h"."""
+    if s >= 3600 and s % 3600 == 0:
+        return f"{int(s // 3600)}h"
+    if s >= 60 and s % 60 == 0:
+        return f"{int(s // 60)}m"
+    if float(s).is_integer():
+        return f"{int(s)}s"
+    return f"{s}s"
+
+
+def parse_start_time(value: str) -> int:
+    """RFC 3339 (`2026-01-01T00:00:00Z`) -> epoch microseconds."""
+    text = value.strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    dt = datetime.fromisoformat(text)
+    if dt.tzinfo is None:
+        raise ValueError(f"needs a time zone (e.g. a trailing Z), got {value!r}")
+    dt = dt.astimezone(UTC)
+    return calendar.timegm(dt.timetuple()) * US + dt.microsecond
+
+
+class WallClock:
+    """Turns virtual microseconds into the timestamps Kubernetes prints.
+
+    metav1.Time is RFC 3339 to the second; metav1.MicroTime always has six fractional digits.
+    """
+
+    def __init__(self, start_epoch_us: int) -> None:
+        self.start = start_epoch_us
+        self._cache_sec = -1
+        self._cache_text = ""
+
+    def _second(self, epoch_s: int) -> str:
+        if epoch_s != self._cache_sec:
+            self._cache_sec = epoch_s
+            self._cache_text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch_s))
+        return self._cache_text
+
+    def time(self, t: int | None) -> str | None:
+        """metav1.Time: truncated to the second."""
+        if t is None:
+            return None
+        return self._second((self.start + t) // US) + "Z"
+
+    def micro(self, t: int | None) -> str | None:
+        """metav1.MicroTime: six fractional digits."""
+        if t is None:
+            return None
+        s, us = divmod(self.start + t, US)
+        return f"{self._second(s)}.{us:06d}Z"
+
+    def age(self, since: int, now: int) -> str:
+        """kubectl's AGE column (duration.HumanDuration, short form)."""
+        return human_duration((now - since) // US)
+
+
+def human_duration(s: int) -> str:
+    """k8s.io/apimachinery/pkg/util/duration.HumanDuration."""
+    if s < 0:
+        return "<invalid>"
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        return f"{minutes}m{s % 60}s" if s % 60 else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = s // 3600
+    if hours < 8:
+        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    return f"{hours // 24}d"

@@ -1,0 +1,6 @@
+"""The kubelet of one node: lease controller, syncNodeStatus, runtime/PLEG/eviction state,
+pod lifecycle and graceful shutdown (reference section 2)."""
+
+from .kubelet import Kubelet
+
+__all__ = ["Kubelet"]

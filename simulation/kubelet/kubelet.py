@@ -1,0 +1,467 @@
+"""One node: the machine (power, container runtime, resource pressure) and its kubelet.
+
+The periodic checks that only feed the Ready/pressure conditions (updateRuntimeUp every 5 s,
+PLEG relist every 1 s, eviction manager every 10 s) are evaluated on their exact grids when
+a status sync asks for them, instead of being scheduled: same answers, far fewer events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..apiserver import Actor, Response
+from ..clock import MS, US, go_duration
+from ..engine import ProcessHandle, Timer
+from ..objects import Node, Pod, set_pod_condition
+from .lease import NodeLeaseController
+from .node_status import RESOURCE_CONDITION, NodeStatusSyncer
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+RUNTIME_CHECK_PERIOD = 5 * US
+MAX_WAIT_FOR_CONTAINER_RUNTIME = 30 * US
+PLEG_RELIST_PERIOD = 1 * US
+PLEG_THRESHOLD = 180 * US
+EVICTION_MONITORING_INTERVAL = 10 * US
+EVICTION_PRESSURE_TRANSITION_PERIOD = 300 * US
+STATUS_MANAGER_SYNC_PERIOD = 10 * US
+CNI_INIT_TIME = 2 * US  # network plugin becomes ready this long after the kubelet starts
+BOOT_TIME = 10 * US  # power-on to kubelet start
+CONTAINER_START_TIME = 1 * US
+CONTAINER_STOP_TIME = 500 * MS
+CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
+NETWORK_NOT_READY = ("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
+                     "message:Network plugin returns error: cni plugin not initialized")
+SHUTDOWN_MESSAGE = "Pod was terminated in response to imminent node shutdown."
+
+
+def _floor(t: int, origin: int, period: int) -> int:
+    return origin + (t - origin) // period * period
+
+
+def _ceil(t: int, origin: int, period: int) -> int:
+    return origin + -(-(t - origin) // period) * period
+
+
+class Kubelet:
+    def __init__(self, ctx: Context, name: str, zone: str, index: int,
+                 pods_on_node: Callable[[str], dict[str, Pod]]) -> None:
+        self.ctx = ctx
+        self.api = ctx.api
+        self.name = name
+        self.zone = zone
+        self.pod_cidr = f"10.244.{index}.0/24" if index < 256 else f"10.{244 + index // 256}.{index % 256}.0/24"
+        self.address = f"10.0.{index // 250}.{index % 250 + 4}"
+        self._pod_prefix = self.pod_cidr.rsplit(".", 2)[0]
+        self.pods_on_node = pods_on_node
+        user = f"system:node:{name}"
+        timeout = ctx.kubelet.heartbeat_timeout
+        self.lease_actor = Actor(user, "kubelet-lease", name, timeout)
+        self.status_actor = Actor(user, "kubelet-status", name, timeout)
+        self.pod_actor = Actor(user, "kubelet", name, timeout)
+        # the machine
+        self.powered = False
+        self.runtime_up = True
+        self.runtime_up_since = 0
+        self.runtime_down_since: int | None = None
+        self.runtime_last_ok_before: int | None = None
+        self.pressure: dict[str, list[list[int | None]]] = {"memory": [], "disk": [], "pid": []}
+        self.containers: dict[str, str] = {}  # pod key -> "running" | "stopping"
+        # the kubelet process
+        self.running = False
+        self.started_at = 0
+        self.shutting_down = False
+        self.lease: NodeLeaseController | None = None
+        self.status: NodeStatusSyncer | None = None
+        self._processes: list[ProcessHandle] = []
+        self._timers: list[Timer] = []
+        self._reconcile: set[str] = set()
+        self._reconcile_timer: Timer | None = None
+        self._ip = 1
+        self.network_ready_at = 0
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def power_on(self, boot_delay: int = BOOT_TIME) -> None:
+        if self.powered:
+            return
+        self.powered = True
+        self.runtime_up = True
+        self.runtime_up_since = self.ctx.engine.now + boot_delay
+        self.runtime_down_since = None
+        self.runtime_last_ok_before = None
+        self.shutting_down = False
+        self._later(boot_delay, self.start)
+
+    def power_off(self) -> None:
+        if not self.powered:
+            return
+        self.stop()
+        self.powered = False
+        self.containers.clear()  # every container dies with the machine
+        self.shutting_down = False
+
+    def start(self) -> None:
+        """Kubelet process start: fresh lease controller and status syncer (their caches are gone)."""
+        if self.running or not self.powered:
+            return
+        engine = self.ctx.engine
+        self.running = True
+        self.started_at = engine.now
+        self.runtime_last_ok_before = None
+        self.network_ready_at = engine.now + (CNI_INIT_TIME if not self.containers else 0)
+        self.lease = NodeLeaseController(self)
+        self.status = NodeStatusSyncer(self)
+        self._processes = [
+            engine.spawn(self.status.run(), f"syncNodeStatus {self.name}"),
+            engine.spawn(self.lease.run(), f"lease {self.name}"),
+            engine.spawn(self.status.run_fast_status_update(), f"fastStatusUpdate {self.name}"),
+        ]
+        self._later(CONTAINER_START_TIME, self.resync_pods)
+        self._schedule_pressure_evictions()
+
+    def stop(self) -> None:
+        if not self.running:
+            return
+        self.running = False
+        for p in self._processes:
+            p.kill()
+        for t in self._timers:
+            t.cancel()
+        self._processes, self._timers = [], []
+        self._reconcile.clear()
+        if self._reconcile_timer is not None:
+            self._reconcile_timer.cancel()
+            self._reconcile_timer = None
+        for key, state in list(self.containers.items()):
+            if state == "stopping":
+                self.containers[key] = "running"  # a kill in progress dies with the kubelet
+
+    def _later(self, delay: int, fn: Callable[..., Any], *args: Any) -> None:
+        self._timers = [t for t in self._timers if t.active]
+        self._timers.append(self.ctx.engine.call_later(delay, fn, *args))
+
+    @property
+    def reachable(self) -> bool:
+        return self.name not in self.api.partitioned
+
+    # -- container runtime and PLEG ------------------------------------------------------------
+
+    def stop_runtime(self) -> None:
+        if not self.runtime_up:
+            return
+        now = self.ctx.engine.now
+        self.runtime_last_ok_before = self.runtime_last_ok(now)
+        self.runtime_up = False
+        self.runtime_down_since = now
+
+    def start_runtime(self) -> None:
+        if self.runtime_up:
+            return
+        self.runtime_up = True
+        self.runtime_up_since = self.ctx.engine.now
+        self.runtime_down_since = None
+        if self.running:
+            self._later(RUNTIME_CHECK_PERIOD, self.resync_pods)
+
+    def runtime_last_ok(self, now: int) -> int | None:
+        """Time of the last successful updateRuntimeUp (5 s grid from kubelet start)."""
+        if self.runtime_up:
+            first_ok = _ceil(max(self.runtime_up_since, self.started_at), self.started_at, RUNTIME_CHECK_PERIOD)
+            if now >= first_ok:
+                return _floor(now, self.started_at, RUNTIME_CHECK_PERIOD)
+        if self.runtime_last_ok_before is not None and self.runtime_last_ok_before >= self.started_at:
+            return self.runtime_last_ok_before
+        return None
+
+    def pleg_last_active(self, now: int) -> int | None:
+        if self.runtime_up:
+            first = _ceil(max(self.runtime_up_since, self.started_at), self.started_at, PLEG_RELIST_PERIOD)
+            if now >= first:
+                return now
+            down = None
+        else:
+            down = self.runtime_down_since
+        if down is not None and down >= self.started_at:
+            return _floor(down, self.started_at, PLEG_RELIST_PERIOD)
+        return None
+
+    def ready_errors(self, now: int) -> list[str]:
+        """The Ready setter's error list, in the kubelet's order (runtime, network, shutdown)."""
+        errors = []
+        last_ok = self.runtime_last_ok(now)
+        if last_ok is None:
+            errors.append("container runtime status check may not have completed yet")
+        elif now >= last_ok + MAX_WAIT_FOR_CONTAINER_RUNTIME:
+            errors.append("container runtime is down")
+        pleg = self.pleg_last_active(now)
+        if pleg is None:
+            errors.append("PLEG is not healthy: pleg has yet to be successful")
+        elif now - pleg > PLEG_THRESHOLD:
+            errors.append(f"PLEG is not healthy: pleg was last seen active {go_duration(now - pleg)} ago; "
+                          f"threshold is {go_duration(PLEG_THRESHOLD)}")
+        if now < self.network_ready_at:
+            errors.append(NETWORK_NOT_READY)
+        if self.shutting_down:
+            errors.append("node is shutting down")
+        return errors
+
+    # -- eviction manager (pressure conditions) -------------------------------------------------
+
+    def start_pressure(self, resource: str) -> None:
+        episodes = self.pressure[resource]
+        if episodes and episodes[-1][1] is None:
+            return
+        episodes.append([self.ctx.engine.now, None])
+        self._schedule_pressure_evictions()
+
+    def stop_pressure(self, resource: str) -> None:
+        episodes = self.pressure[resource]
+        if episodes and episodes[-1][1] is None:
+            episodes[-1][1] = self.ctx.engine.now
+
+    def pressure_observed(self, condition_type: str, now: int) -> bool:
+        """The eviction manager's flag as of its last synchronize (10 s grid): True from the first
+        synchronize that sees the signal until 5 min after the last one that saw it."""
+        resource = next(r for r, c in RESOURCE_CONDITION.items() if c == condition_type)
+        episodes = self.pressure[resource]
+        if not episodes or now < self.started_at:
+            return False
+        tick = _floor(now, self.started_at, EVICTION_MONITORING_INTERVAL)
+        for start, end in reversed(episodes):
+            lo = _ceil(max(start, self.started_at), self.started_at, EVICTION_MONITORING_INTERVAL)
+            hi = tick if end is None or end > tick else _ceil(end, self.started_at, EVICTION_MONITORING_INTERVAL) - EVICTION_MONITORING_INTERVAL
+            if lo <= hi:
+                return tick - hi < EVICTION_PRESSURE_TRANSITION_PERIOD
+        return False
+
+    def _schedule_pressure_evictions(self) -> None:
+        """The eviction manager evicts one pod at the first synchronize that sees a signal."""
+        if not self.running:
+            return
+        now = self.ctx.engine.now
+        for resource, episodes in self.pressure.items():
+            if episodes and episodes[-1][1] is None:
+                when = _ceil(max(episodes[-1][0], now), self.started_at, EVICTION_MONITORING_INTERVAL)
+                self._later(when - now, self._evict_for_pressure, resource, episodes[-1])
+
+    def _evict_for_pressure(self, resource: str, episode: list[int | None]) -> None:
+        if episode[1] is not None or not self.running or episode[0] is None:
+            return
+        if len(episode) > 2:
+            return  # already evicted for this episode
+        episode.append(self.ctx.engine.now)
+        victims = sorted((p for p in self.pods_on_node(self.name).values()
+                          if not p.terminal and p.metadata.deletion_timestamp is None
+                          and p.priority_class_name not in CRITICAL_PRIORITY_CLASSES and p.owner_kind != "DaemonSet"),
+                         key=lambda p: (p.metadata.creation, p.metadata.name), reverse=True)
+        if not victims:
+            return
+        pod = victims[0]
+        signal = {"memory": "memory.available", "disk": "nodefs.available", "pid": "pid.available"}[resource]
+        message = f"The node was low on resource: {resource}. Threshold quantity: {_THRESHOLD[resource]}, available: {_AVAILABLE[resource]}. "
+        self.ctx.recorder.decision("kubelet", "kubelet.evict-pressure", self.name,
+                                   {"signal": signal, "threshold": _THRESHOLD[resource]}, f"evict {pod.metadata.name}",
+                                   f"The eviction manager saw {signal} below its hard threshold and evicted one pod to reclaim it.",
+                                   "pkg/kubelet/eviction/eviction_manager.go", pod=pod.metadata.name)
+        self.ctx.engine.spawn(self._fail_pod(pod, "Evicted", message, "TerminationByKubelet", message))
+
+    # -- graceful shutdown -------------------------------------------------------------------------
+
+    def shutdown(self, power_off: Callable[[], None]) -> None:
+        cfg = self.ctx.kubelet
+        if not self.running or cfg.shutdown_grace_period <= 0:
+            power_off()  # no inhibitor lock: the machine just goes down
+            return
+        self.shutting_down = True
+        self.ctx.recorder.decision("kubelet", "kubelet.shutdown", self.name,
+                                   {"shutdownGracePeriod": cfg.shutdown_grace_period / US,
+                                    "shutdownGracePeriodCriticalPods": cfg.shutdown_grace_period_critical_pods / US},
+                                   "Ready=False, kill pods, then power off",
+                                   "The systemd shutdown signal reached the kubelet: it posts Ready=False at once and "
+                                   "terminates pods, non-critical first, within shutdownGracePeriod.",
+                                   "pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go")
+        assert self.status is not None
+        self._processes.append(self.ctx.engine.spawn(self.status.sync_node_status(), "shutdown status sync"))
+        pods = [p for p in self.pods_on_node(self.name).values() if not p.terminal]
+        regular_window = cfg.shutdown_grace_period - cfg.shutdown_grace_period_critical_pods
+        groups = [
+            ([p for p in pods if p.priority_class_name not in CRITICAL_PRIORITY_CLASSES], 0, regular_window),
+            ([p for p in pods if p.priority_class_name in CRITICAL_PRIORITY_CLASSES], regular_window,
+             cfg.shutdown_grace_period_critical_pods),
+        ]
+        end = 0
+        offset = 0
+        for group, _start, window in groups:
+            if not group:
+                continue
+            kill = min(CONTAINER_STOP_TIME * 2, window) if window > 0 else 0
+            for pod in group:
+                stop = min(kill, pod.termination_grace_period_seconds * US)
+                self._later(offset + stop, self._shutdown_kill, pod.key)
+            offset += kill
+            end = offset
+        self._later(min(end + CONTAINER_STOP_TIME, cfg.shutdown_grace_period), power_off)
+
+    def _shutdown_kill(self, key: str) -> None:
+        pod = self.pods_on_node(self.name).get(key)
+        if pod is None or pod.terminal:
+            return
+        self.containers.pop(key, None)
+        self._processes.append(self.ctx.engine.spawn(
+            self._fail_pod(pod, "Terminated", SHUTDOWN_MESSAGE, "TerminationByKubelet", SHUTDOWN_MESSAGE)))
+
+    def _fail_pod(self, pod: Pod, reason: str, message: str, dt_reason: str, dt_message: str) -> Generator[int, Any, None]:
+        self.containers.pop(pod.key, None)
+
+        def change(current: Pod) -> Pod:
+            now = self.ctx.engine.now
+            conditions = set_pod_condition(current.conditions, "DisruptionTarget", "True", now, dt_reason, dt_message)
+            for ctype in ("Ready", "ContainersReady"):
+                conditions = set_pod_condition(conditions, ctype, "False", now, "PodFailed" if ctype == "Ready" else "PodFailed")
+            return replace(current, phase="Failed", reason=reason, message=message, conditions=conditions,
+                           container_ready=False, container_state="terminated", container_reason="Error")
+
+        yield from self._patch_pod(pod, change)
+
+    # -- pods ---------------------------------------------------------------------------------------
+
+    def on_pod(self, old: Pod | None, new: Pod | None) -> None:
+        """Watch event for a pod bound to this node (the kubelet's pod config source)."""
+        if not self.running or not self.reachable or new is None:
+            return
+        self.handle_pod(new)
+
+    def resync_pods(self) -> None:
+        if not self.running or not self.reachable:
+            return
+        for pod in list(self.pods_on_node(self.name).values()):
+            self.handle_pod(pod)
+
+    def handle_pod(self, pod: Pod) -> None:
+        key = pod.key
+        state = self.containers.get(key)
+        if pod.metadata.deletion_timestamp is not None:
+            if not pod.terminal and state == "running" and self.runtime_up:
+                self.containers[key] = "stopping"
+                grace = min(CONTAINER_STOP_TIME, (pod.metadata.deletion_grace_seconds or 0) * US)
+                self._later(grace, self._finish_deletion, pod)
+            elif state is None and self.runtime_up:
+                self._later(0, self._finish_deletion, pod)
+            return
+        if pod.terminal:
+            return
+        if state is None:
+            if self.shutting_down:
+                self._processes.append(self.ctx.engine.spawn(self._fail_pod(
+                    pod, "NodeShutdown", "Pod was rejected as the node is shutting down.", "TerminationByKubelet",
+                    "Pod was rejected as the node is shutting down.")))
+                return
+            if self.runtime_up:
+                self.containers[key] = "starting"
+                self._later(CONTAINER_START_TIME, self._start_pod, key)
+            return
+        if state == "running" and not pod.is_ready():
+            self._reconcile.add(key)
+            if self._reconcile_timer is None or not self._reconcile_timer.active:
+                now = self.ctx.engine.now
+                tick = _ceil(now + 1, self.started_at, STATUS_MANAGER_SYNC_PERIOD)
+                self._reconcile_timer = self.ctx.engine.call_at(tick, self._sync_batch)
+
+    def _start_pod(self, key: str) -> None:
+        pod = self.pods_on_node(self.name).get(key)
+        if (pod is None or not self.running or not self.runtime_up or pod.metadata.deletion_timestamp is not None
+                or self.containers.get(key) != "starting"):
+            if self.containers.get(key) == "starting":
+                del self.containers[key]
+            return
+        self.containers[key] = "running"
+        ip = pod.pod_ip or f"{self._pod_prefix}.{self._next_ip()}"
+        restarted = pod.container_state != "waiting" or pod.start_time is not None
+
+        def change(current: Pod) -> Pod:
+            now = self.ctx.engine.now
+            conditions = current.conditions
+            for ctype in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"):
+                conditions = set_pod_condition(conditions, ctype, "True", now)
+            return replace(current, phase="Running", conditions=conditions, pod_ip=ip, host_ip=self.address,
+                           start_time=current.start_time if current.start_time is not None else now,
+                           container_ready=True, container_state="running", container_reason="",
+                           restart_count=current.restart_count + (1 if restarted else 0))
+
+        self._processes.append(self.ctx.engine.spawn(self._patch_pod(pod, change)))
+
+    def _next_ip(self) -> int:
+        self._ip = self._ip % 250 + 1
+        return self._ip + 1
+
+    def _sync_batch(self) -> None:
+        """Status manager syncBatch: re-assert the pod statuses the API lost (e.g. Ready=False
+        written by the NodeLifecycleController while the containers kept running)."""
+        keys, self._reconcile = sorted(self._reconcile), set()
+        if not self.running or not self.reachable:
+            return
+        pods = self.pods_on_node(self.name)
+        for key in keys:
+            pod = pods.get(key)
+            if pod is None or self.containers.get(key) != "running" or pod.is_ready() or pod.terminal:
+                continue
+
+            def change(current: Pod) -> Pod:
+                now = self.ctx.engine.now
+                conditions = current.conditions
+                for ctype in ("Ready", "ContainersReady"):
+                    conditions = set_pod_condition(conditions, ctype, "True", now)
+                return replace(current, conditions=conditions, container_ready=True)
+
+            self._processes.append(self.ctx.engine.spawn(self._patch_pod(pod, change)))
+
+    def _finish_deletion(self, pod: Pod) -> None:
+        if not self.running or not self.reachable:
+            return
+        self.containers.pop(pod.key, None)
+
+        def delete() -> Generator[int, Any, None]:
+            yield from self.api.call(self.pod_actor, "delete", "pods", pod.metadata.name,
+                                     lambda received: self.api.delete(self.pod_actor, "pods", pod.metadata.name,
+                                                                      namespace=pod.metadata.namespace,
+                                                                      grace_seconds=0, received=received),
+                                     namespace=pod.metadata.namespace)
+
+        self._processes.append(self.ctx.engine.spawn(delete()))
+
+    def _patch_pod(self, pod: Pod, change: Callable[[Pod], Pod]) -> Generator[int, Any, Response]:
+        name, ns = pod.metadata.name, pod.metadata.namespace
+        resp = yield from self.api.call(self.pod_actor, "patch", "pods", name,
+                                        lambda received: self.api.patch(self.pod_actor, "pods", name, change,
+                                                                        namespace=ns, subresource="status",
+                                                                        received=received),
+                                        namespace=ns, subresource="status")
+        return resp
+
+    # -- for the snapshot ---------------------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        lease = self.lease.latest if self.lease else None
+        return {
+            "running": self.running,
+            "powered": self.powered,
+            "reachable": self.reachable,
+            "runtimeUp": self.runtime_up,
+            "shuttingDown": self.shutting_down,
+            "pressure": sorted(r for r, eps in self.pressure.items() if eps and eps[-1][1] is None),
+            "lastRenew": lease.renew_time / US if lease and lease.renew_time is not None else None,
+            "lastStatusReport": (self.status.last_status_report_time / US
+                                 if self.status and self.status.last_status_report_time is not None else None),
+        }
+
+
+_THRESHOLD = {"memory": "100Mi", "disk": "10%", "pid": "5%"}
+_AVAILABLE = {"memory": "88Mi", "disk": "7%", "pid": "3%"}
+
+
+def node_ready(node: Node | None) -> str | None:
+    return node.ready_status() if node is not None else None

@@ -1,0 +1,223 @@
+"""syncNodeStatus and the condition setters (pkg/kubelet/kubelet_node_status.go,
+pkg/kubelet/nodestatus/setters.go; reference 2.2-2.3)."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..clock import MS, US
+from ..context import jitter
+from ..objects import LABEL_HOSTNAME, LABEL_ZONE, Node, NodeCondition, ObjectMeta
+
+if TYPE_CHECKING:
+    from .kubelet import Kubelet
+
+NODE_STATUS_UPDATE_RETRY = 5
+NODE_READY_GRACE_PERIOD = 120 * US  # fastStatusUpdateOnce limit
+FAST_STATUS_TICK = 100 * MS
+REGISTER_MAX_BACKOFF = 7 * US
+LANE = "kubelet-status"
+
+# (True reason, True message, False reason, False message), setters.go
+PRESSURE_TEXT = {
+    "MemoryPressure": ("KubeletHasInsufficientMemory", "kubelet has insufficient memory available",
+                       "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+    "DiskPressure": ("KubeletHasDiskPressure", "kubelet has disk pressure",
+                     "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+    "PIDPressure": ("KubeletHasInsufficientPID", "kubelet has insufficient PID available",
+                    "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+}
+PRESSURE_EVENTS = {
+    "MemoryPressure": ("NodeHasInsufficientMemory", "NodeHasSufficientMemory"),
+    "DiskPressure": ("NodeHasDiskPressure", "NodeHasNoDiskPressure"),
+    "PIDPressure": ("NodeHasInsufficientPID", "NodeHasSufficientPID"),
+}
+RESOURCE_CONDITION = {"memory": "MemoryPressure", "disk": "DiskPressure", "pid": "PIDPressure"}
+
+
+def desired_conditions(kubelet: Kubelet, now: int) -> list[tuple[str, str, str, str]]:
+    """(type, status, reason, message) in setter order: pressure conditions, then Ready."""
+    out = []
+    for ctype, (t_reason, t_msg, f_reason, f_msg) in PRESSURE_TEXT.items():
+        if kubelet.pressure_observed(ctype, now):
+            out.append((ctype, "True", t_reason, t_msg))
+        else:
+            out.append((ctype, "False", f_reason, f_msg))
+    errors = kubelet.ready_errors(now)
+    if errors:
+        message = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+        out.append(("Ready", "False", "KubeletNotReady", message))
+    else:
+        out.append(("Ready", "True", "KubeletReady", kubelet.ctx.profile.ready_message))
+    return out
+
+
+def apply_setters(kubelet: Kubelet, original: Node | None, now: int) -> tuple[NodeCondition, ...]:
+    """Every setter stamps lastHeartbeatTime = now; lastTransitionTime moves on a status change."""
+    existing = {c.type: c for c in original.conditions} if original is not None else {}
+    conditions = []
+    for ctype, status, reason, message in desired_conditions(kubelet, now):
+        old = existing.get(ctype)
+        transition = old.last_transition_time if old is not None and old.status == status else now
+        conditions.append(NodeCondition(ctype, status, reason, message, now, transition))
+    # keep conditions the kubelet does not own (e.g. NetworkUnavailable) in place
+    owned = {c.type for c in conditions}
+    extra = tuple(c for c in (original.conditions if original else ()) if c.type not in owned)
+    return extra + tuple(conditions)
+
+
+def status_changed(old: tuple[NodeCondition, ...], new: tuple[NodeCondition, ...]) -> bool:
+    """nodeStatusHasChanged: conditions compared without lastHeartbeatTime."""
+    if len(old) != len(new):
+        return True
+    a = sorted((c.type, c.status, c.reason, c.message, c.last_transition_time) for c in old)
+    b = sorted((c.type, c.status, c.reason, c.message, c.last_transition_time) for c in new)
+    return a != b
+
+
+class NodeStatusSyncer:
+    """Registration, the periodic syncNodeStatus loop and the startup fast path."""
+
+    def __init__(self, kubelet: Kubelet) -> None:
+        self.kubelet = kubelet
+        self.ctx = kubelet.ctx
+        self.rng = self.ctx.rng(f"status:{kubelet.name}")
+        self.last_status_report_time: int | None = None  # zero at (re)start: the first sync posts
+        self.registered = False
+        self.fast_path_done = False
+
+    # -- loops -----------------------------------------------------------------------------
+
+    def run(self) -> Generator[int, Any, None]:
+        period = self.ctx.kubelet.node_status_update_frequency
+        while True:
+            yield from self.sync_node_status()
+            yield jitter(self.rng, period)
+
+    def run_fast_status_update(self) -> Generator[int, Any, None]:
+        """fastStatusUpdateOnce: every 100 ms until Ready is posted True or 120 s passed."""
+        k = self.kubelet
+        started = self.ctx.engine.now
+        while self.ctx.engine.now - started < NODE_READY_GRACE_PERIOD:
+            yield FAST_STATUS_TICK
+            if not self.registered:
+                continue
+            node = self.ctx.api.cached("nodes", k.name)
+            if node is None:
+                continue
+            if node.ready_status() == "True":
+                return
+            now = self.ctx.engine.now
+            conditions = apply_setters(k, node, now)
+            ready = next(c for c in conditions if c.type == "Ready")
+            if ready.status != "False" and status_changed(node.conditions, conditions):
+                yield from self.patch_status(node, conditions, reason="fast status update")
+                return
+
+    # -- one sync ----------------------------------------------------------------------------
+
+    def sync_node_status(self) -> Generator[int, Any, None]:
+        if not self.registered:
+            yield from self.register_with_api_server()
+        k = self.kubelet
+        for attempt in range(NODE_STATUS_UPDATE_RETRY):
+            if attempt == 0:
+                original = self.ctx.api.cached("nodes", k.name)
+                if original is None:
+                    resp = yield from self._get_node()
+                    original = resp.obj if resp.ok else None
+            else:
+                resp = yield from self._get_node()
+                original = resp.obj if resp.ok else None
+            if original is None:
+                continue
+            now = self.ctx.engine.now
+            conditions = apply_setters(k, original, now)
+            report_due = (self.last_status_report_time is None
+                          or now - self.last_status_report_time >= self.ctx.kubelet.node_status_report_frequency)
+            if not (status_changed(original.conditions, conditions) or report_due):
+                return
+            ok = yield from self.patch_status(original, conditions,
+                                              reason="changed" if not report_due else "report frequency")
+            if ok:
+                return
+
+    def _get_node(self) -> Generator[int, Any, Any]:
+        k = self.kubelet
+        return (yield from k.api.call(k.status_actor, "get", "nodes", k.name,
+                                      lambda _r: k.api.get(k.status_actor, "nodes", k.name)))
+
+    def patch_status(self, original: Node, conditions: tuple[NodeCondition, ...], reason: str) -> Generator[int, Any, bool]:
+        k = self.kubelet
+        before = {c.type: c.status for c in original.conditions}
+
+        def change(current: Node) -> Node:
+            # strategic merge of the diff original -> new: conditions merge by type
+            merged = {c.type: c for c in current.conditions}
+            for c in conditions:
+                merged[c.type] = c
+            order = [c.type for c in current.conditions] + [c.type for c in conditions if c.type not in before]
+            seen: list[str] = []
+            for t in order:
+                if t not in seen:
+                    seen.append(t)
+            return replace(current, conditions=tuple(merged[t] for t in seen))
+
+        resp = yield from k.api.call(k.status_actor, "patch", "nodes", k.name,
+                                     lambda received: k.api.patch(k.status_actor, "nodes", k.name, change,
+                                                                  subresource="status", received=received),
+                                     subresource="status")
+        if not resp.ok:
+            return False
+        self.last_status_report_time = self.ctx.engine.now
+        self._record_condition_events(before, conditions)
+        return True
+
+    def _record_condition_events(self, before: dict[str, str], conditions: tuple[NodeCondition, ...]) -> None:
+        k = self.kubelet
+        node = self.ctx.api.current("nodes", k.name)
+        if node is None:
+            return
+        for c in conditions:
+            if before.get(c.type) == c.status:
+                continue
+            if c.type == "Ready":
+                reason = "NodeReady" if c.status == "True" else "NodeNotReady"
+            elif c.type in PRESSURE_EVENTS:
+                reason = PRESSURE_EVENTS[c.type][0 if c.status == "True" else 1]
+            else:
+                continue
+            self.ctx.api.record_event(k.status_actor, node, reason, f"Node {k.name} status is now: {reason}",
+                                      source_component="kubelet", source_host=k.name)
+
+    # -- registration ------------------------------------------------------------------------
+
+    def register_with_api_server(self) -> Generator[int, Any, None]:
+        k = self.kubelet
+        backoff = 100 * MS
+        while True:
+            now = self.ctx.engine.now
+            labels = {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+                      "kubernetes.io/arch": "amd64", LABEL_HOSTNAME: k.name, "kubernetes.io/os": "linux"}
+            if k.zone:
+                labels[LABEL_ZONE] = k.zone
+            node = Node(
+                metadata=ObjectMeta(name=k.name, namespace="", uid="", resource_version=0, creation=0, labels=labels),
+                pod_cidr=k.pod_cidr, address=k.address, kubelet_version=self.ctx.profile.kubelet_version,
+                capacity=(("cpu", "4"), ("ephemeral-storage", "101430960Ki"), ("memory", "16374584Ki"), ("pods", "110")),
+            )
+            node = replace(node, conditions=apply_setters(k, None, now))
+            resp = yield from k.api.call(k.status_actor, "create", "nodes", k.name,
+                                         lambda received: k.api.create(k.status_actor, node, received))
+            if resp.ok:
+                self.registered = True  # lastStatusReportTime stays zero: the next step posts status
+                return
+            if resp.code == 409:  # already registered (kubelet restart): reconcile and go on
+                existing = yield from self._get_node()
+                if existing.ok:
+                    self.registered = True
+                    return
+            backoff = min(backoff * 2, REGISTER_MAX_BACKOFF)
+            yield backoff

@@ -1,0 +1,640 @@
+"""NodeLifecycleController: monitorNodeHealth, taint passes, zones and disruption.
+
+Follows pkg/controller/nodelifecycle/node_lifecycle_controller.go (reference section 3) step
+by step, including its quirks (the status branch forgets the remembered Lease; a Ready that
+vanishes does not refresh the probe; decisions use Ready as observed at the start of the pass).
+All timing uses the controller's own clock; the Lease's leaseDurationSeconds is never read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from ..apiserver import Actor
+from ..clock import MS, US
+from ..objects import (
+    LABEL_EXCLUDE_DISRUPTION,
+    LABEL_REGION,
+    LABEL_REGION_BETA,
+    LABEL_ZONE,
+    LABEL_ZONE_BETA,
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    TAINT_DISK_PRESSURE,
+    TAINT_MEMORY_PRESSURE,
+    TAINT_NETWORK_UNAVAILABLE,
+    TAINT_NOT_READY,
+    TAINT_PID_PRESSURE,
+    TAINT_UNREACHABLE,
+    TAINT_UNSCHEDULABLE,
+    Node,
+    NodeCondition,
+    Pod,
+    Taint,
+    set_pod_condition,
+)
+from .rate_limited_queue import RateLimitedTimedQueue, TimedValue
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+LANE = "node-lifecycle-controller"
+SOURCE = "pkg/controller/nodelifecycle/node_lifecycle_controller.go"
+UTIL_SOURCE = "pkg/controller/util/node/controller_utils.go"
+NODE_EVICTION_PERIOD = 100 * MS  # doNoExecuteTaintingPass
+PASS_DURATION = 10 * MS  # reference 10: passes take time, so Unknown lands ~P+50, not P+55
+RETRY_SLEEP = 20 * MS
+NODE_HEALTH_UPDATE_RETRY = 5
+
+STATE_INITIAL = "Initial"
+STATE_NORMAL = "Normal"
+STATE_FULL = "FullDisruption"
+STATE_PARTIAL = "PartialDisruption"
+
+CONDITION_TAINTS = {  # nodeConditionToTaintKeyStatusMap
+    "Ready": {"False": TAINT_NOT_READY, "Unknown": TAINT_UNREACHABLE},
+    "MemoryPressure": {"True": TAINT_MEMORY_PRESSURE},
+    "DiskPressure": {"True": TAINT_DISK_PRESSURE},
+    "PIDPressure": {"True": TAINT_PID_PRESSURE},
+    "NetworkUnavailable": {"True": TAINT_NETWORK_UNAVAILABLE},
+}
+CONDITION_TAINT_KEYS = {k for m in CONDITION_TAINTS.values() for k in m.values()}
+UNKNOWN_CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+
+
+@dataclass
+class NodeHealth:
+    """nodeHealthData: what the controller remembers about a node between passes."""
+
+    status: tuple[NodeCondition, ...]
+    probe_timestamp: int
+    ready_transition_timestamp: int
+    lease_renew_time: int | None = None  # the remembered Lease (only its renewTime matters)
+    has_lease: bool = False
+
+    def saved_ready(self) -> NodeCondition | None:
+        for c in self.status:
+            if c.type == "Ready":
+                return c
+        return None
+
+
+def zone_key(node: Node) -> str:
+    """GetZoneKey: region + ":\\0:" + zone, shown as "region/zone" (or just the zone)."""
+    labels = node.metadata.labels
+    zone = labels.get(LABEL_ZONE_BETA) or labels.get(LABEL_ZONE, "")
+    region = labels.get(LABEL_REGION_BETA) or labels.get(LABEL_REGION, "")
+    if not zone and not region:
+        return ""
+    return f"{region}/{zone}" if region else zone
+
+
+class NodeLifecycleController:
+    def __init__(self, ctx: Context, pods_on_node) -> None:
+        self.ctx = ctx
+        self.api = ctx.api
+        self.cm = ctx.cm
+        self.actor = Actor("system:serviceaccount:kube-system:node-controller", LANE)
+        self.pods_on_node = pods_on_node
+        self.running = False
+        self.next_pass_at: int | None = None
+        self._process = None
+        self._tick_timer = None
+        self._no_schedule_queued: set[str] = set()
+        self.reset()
+        self.api.watch("nodes", LANE, self._on_node)
+        self.api.watch("pods", LANE, self._on_pod)
+
+    def reset(self) -> None:
+        self.known_nodes: dict[str, str] = {}  # name -> uid
+        self.health: dict[str, NodeHealth] = {}
+        self.zone_states: dict[str, str] = {}
+        self.zone_sizes: dict[str, int] = {}
+        self.queues: dict[str, RateLimitedTimedQueue] = {}
+        self.nodes_to_retry: set[str] = set()
+        self.last_pass: dict[str, dict[str, Any]] = {}
+        self.started_at = self.ctx.engine.now
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.reset()
+        self.running = True
+        self._process = self.ctx.engine.spawn(self._monitor_loop(), "monitorNodeHealth")
+        for node in self.api.cache["nodes"].values():
+            self._queue_no_schedule(node.metadata.name)
+
+    def stop(self) -> None:
+        self.running = False
+        if self._process is not None:
+            self._process.kill()
+        if self._tick_timer is not None:
+            self._tick_timer.cancel()
+            self._tick_timer = None
+        self.next_pass_at = None
+        self._no_schedule_queued.clear()
+
+    def _monitor_loop(self) -> Generator[int, Any, None]:
+        while True:
+            self.monitor_node_health()
+            yield PASS_DURATION
+            self.next_pass_at = self.ctx.engine.now + self.cm.node_monitor_period
+            yield self.cm.node_monitor_period
+
+    # -- monitorNodeHealth -----------------------------------------------------------------------
+
+    def monitor_node_health(self) -> None:
+        now = self.ctx.engine.now
+        nodes = sorted(self.api.cache["nodes"].values(), key=lambda n: n.metadata.name)
+        names = {n.metadata.name for n in nodes}
+        for node in nodes:
+            zone = zone_key(node)
+            if zone not in self.zone_states:
+                self._add_zone(zone)
+            if node.metadata.name not in self.known_nodes:
+                self.known_nodes[node.metadata.name] = node.metadata.uid
+                self.api.record_event(self.actor, node, "RegisteredNode",
+                                      f"Node {node.metadata.name} event: Registered Node {node.metadata.name} in Controller",
+                                      source_component="node-controller")
+                self._mark_node_as_reachable(node, reason="first time this controller sees the node")
+        for name in sorted(set(self.known_nodes) - names):
+            del self.known_nodes[name]
+            self.health.pop(name, None)
+            self.last_pass.pop(name, None)
+
+        zone_conditions: dict[str, list[str | None]] = {}
+        for node in nodes:
+            observed, current, node = self._update_node_health(node)
+            if observed is None:
+                continue  # the health update failed five times: nothing else this pass
+            name = node.metadata.name
+            if LABEL_EXCLUDE_DISRUPTION not in node.metadata.labels:
+                zone_conditions.setdefault(zone_key(node), []).append(current)
+            if current is None:
+                continue
+            self._process_taint_base_eviction(node, observed)
+            if current != "True" and observed == "True":
+                self.api.record_event(self.actor, node, "NodeNotReady", f"Node {name} status is now: NodeNotReady",
+                                      source_component="node-controller")
+                self._mark_pods_not_ready(node, observed, current)
+            elif name in self.nodes_to_retry and observed != "True":
+                self._mark_pods_not_ready(node, observed, current)
+            self.nodes_to_retry.discard(name)
+        self._handle_disruption(zone_conditions, nodes, now)
+        self.ctx.recorder.emit("decision", LANE, None, {
+            "rule": "nlc.monitor-pass", "inputs": {"nodes": len(nodes), "gracePeriod": self.cm.node_monitor_grace_period / US},
+            "outcome": f"{len(nodes)} nodes checked", "pod": None, "source": SOURCE,
+            "explain": "monitorNodeHealth: one pass over every node in the informer cache.",
+            "nodes": self.last_pass if len(nodes) <= 200 else None,
+            "zones": self.describe_zones(),
+        })
+
+    def _update_node_health(self, node: Node) -> tuple[str | None, str | None, Node]:
+        """The retry loop around tryUpdateNodeHealth (5 tries, 20 ms apart, fresh GET on error)."""
+        for _attempt in range(NODE_HEALTH_UPDATE_RETRY):
+            ok, observed, current, written = self._try_update_node_health(node)
+            if ok:
+                return observed, current, written or node
+            resp = self.api.get(self.actor, "nodes", node.metadata.name)
+            if not resp.ok:
+                return None, None, node
+            node = resp.obj
+        return None, None, node
+
+    def _try_update_node_health(self, node: Node) -> tuple[bool, str | None, str | None, Node | None]:
+        now = self.ctx.engine.now
+        name = node.metadata.name
+        health = self.health.get(name)
+        ready = node.condition("Ready")
+        branch = ""
+        if ready is None:
+            observed = NodeCondition("Ready", "Unknown", "", "", node.metadata.creation, node.metadata.creation)
+            grace = self.cm.node_startup_grace_period
+            if health is not None:
+                health.status = node.conditions
+            else:
+                health = NodeHealth(node.conditions, node.metadata.creation, node.metadata.creation)
+                branch = "no-ready-condition"
+        else:
+            observed = ready
+            grace = self.cm.node_monitor_grace_period
+        saved = health.saved_ready() if health is not None else None
+        saved_lease = (health.has_lease, health.lease_renew_time) if health is not None else (False, None)
+        if health is None:
+            health = NodeHealth(node.conditions, now, now)
+            branch = "first-seen"
+        elif saved is None and ready is not None:
+            health = NodeHealth(node.conditions, now, now)
+            branch = "ready-appeared"
+        elif saved is not None and ready is None:  # dead code in practice (see reference 3.2)
+            health = NodeHealth(node.conditions, now, now)
+            branch = "ready-vanished"
+        elif saved is not None and ready is not None and saved.last_heartbeat_time != ready.last_heartbeat_time:
+            transition = now if saved.last_transition_time != ready.last_transition_time else health.ready_transition_timestamp
+            health = NodeHealth(node.conditions, now, transition)  # NOTE: the remembered Lease is dropped
+            branch = "status-posted"
+        # The comparison uses the Lease remembered *before* this pass, but a new record (any
+        # branch above) starts without one: after a status post the same Lease counts as new
+        # in the next pass (reference 3.2 quirk).
+        lease = self.api.cached("leases", name, "kube-node-lease")
+        has_saved_lease, saved_renew = saved_lease
+        lease_renewed = False
+        if lease is not None and lease.renew_time is not None and (
+                not has_saved_lease or saved_renew is None or saved_renew < lease.renew_time):
+            health.has_lease = True
+            health.lease_renew_time = lease.renew_time
+            health.probe_timestamp = now
+            lease_renewed = True
+        self.health[name] = health
+        if not branch:
+            branch = "lease-renewed" if lease_renewed else "no-news"
+        elif lease_renewed and branch == "status-posted":
+            branch = "status-posted+lease"
+        deadline = health.probe_timestamp + grace
+        self.last_pass[name] = {
+            "t": now / US, "branch": branch, "probeTimestamp": health.probe_timestamp / US,
+            "gracePeriod": grace / US, "deadline": deadline / US, "observed": observed.status,
+            "current": ready.status if ready else None, "zone": zone_key(node),
+        }
+        if not now > deadline:
+            return True, observed.status, ready.status if ready else None, None
+
+        # NodeReady or lease last seen longer ago than the grace period: mark Unknown.
+        conditions = list(node.conditions)
+        by_type = {c.type: i for i, c in enumerate(conditions)}
+        for ctype in UNKNOWN_CONDITIONS:
+            if ctype not in by_type:
+                conditions.append(NodeCondition(ctype, "Unknown", "NodeStatusNeverUpdated", "Kubelet never posted node status.",
+                                                node.metadata.creation, now))
+            else:
+                c = conditions[by_type[ctype]]
+                if c.status != "Unknown":
+                    conditions[by_type[ctype]] = replace(c, status="Unknown", reason="NodeStatusUnknown",
+                                                         message="Kubelet stopped posting node status.",
+                                                         last_transition_time=now)
+        current = next(c for c in conditions if c.type == "Ready")
+        if current == observed:
+            self.last_pass[name]["current"] = current.status
+            return True, observed.status, current.status, None
+        updated = replace(node, conditions=tuple(conditions))
+        resp = self.api.update(self.actor, updated, subresource="status")
+        self.ctx.recorder.decision(LANE, "nlc.mark-unknown", name, {
+            "probeTimestamp": health.probe_timestamp / US, "gracePeriod": grace / US, "now": now / US,
+            "silentFor": (now - health.probe_timestamp) / US, "observedReady": observed.status,
+            "lastHeartbeatTime": (ready.last_heartbeat_time / US) if ready else None,
+            "leaseRenewTime": (lease.renew_time / US) if lease and lease.renew_time is not None else None,
+            "neverPosted": ready is None, "code": resp.code,
+        }, "Ready=Unknown" if resp.ok else f"update failed ({resp.code})",
+            (f"No new Lease renewTime and no new Ready heartbeat for {(now - health.probe_timestamp) / US:.1f} s "
+             f"> grace period {grace / US:.0f} s: Ready, MemoryPressure, DiskPressure and PIDPressure become Unknown."),
+            SOURCE)
+        if not resp.ok:
+            return False, observed.status, None, None
+        self.health[name] = NodeHealth(resp.obj.conditions, health.probe_timestamp, now,
+                                       lease.renew_time if lease else None, lease is not None)
+        self.last_pass[name]["current"] = "Unknown"
+        self.last_pass[name]["branch"] = "mark-unknown"
+        return True, observed.status, "Unknown", resp.obj
+
+    # -- pods ----------------------------------------------------------------------------------
+
+    def _mark_pods_not_ready(self, node: Node, observed: str, current: str) -> None:
+        """MarkPodsNotReady: Ready=False on every pod of the node (status update + Warning event)."""
+        name = node.metadata.name
+        marked = []
+        for pod in sorted(self.pods_on_node(name).values(), key=lambda p: p.metadata.name):
+            ready = pod.condition("Ready")
+            if ready is None:
+                continue
+            now = self.ctx.engine.now
+            conditions = set_pod_condition(pod.conditions, "Ready", "False", now, ready.reason, ready.message)
+            if conditions == pod.conditions:
+                continue  # already False with the same reason: UpdatePodCondition reports no change
+            resp = self.api.update(self.actor, replace(pod, conditions=conditions), subresource="status")
+            if resp.code == 404:
+                continue
+            if not resp.ok:
+                self.nodes_to_retry.add(name)
+            self.api.record_event(self.actor, pod, "NodeNotReady", "Node is not ready", type_="Warning",
+                                  source_component="node-controller")
+            marked.append(pod.metadata.name)
+        self.ctx.recorder.decision(LANE, "nlc.mark-pods-not-ready", name,
+                                   {"observedReady": observed, "currentReady": current, "pods": marked},
+                                   f"{len(marked)} pods Ready=False",
+                                   "The controller itself moved Ready from True to not-True in this pass, so it marks "
+                                   "every pod on the node NotReady (pods on a node whose kubelet posted False are not marked).",
+                                   UTIL_SOURCE)
+
+    def _on_pod(self, old: Pod | None, new: Pod | None) -> None:
+        """Pod worker: a pod newly bound to a node whose saved Ready is not True is marked at once."""
+        if not self.running or new is None or not new.node_name:
+            return
+        if old is not None and old.node_name == new.node_name:
+            return
+        health = self.health.get(new.node_name)
+        if health is None:
+            return
+        saved = health.saved_ready()
+        if saved is None or saved.status == "True":
+            return
+        ready = new.condition("Ready")
+        if ready is None:
+            return
+        conditions = set_pod_condition(new.conditions, "Ready", "False", self.ctx.engine.now, ready.reason, ready.message)
+        if conditions != new.conditions:
+            self.api.update(self.actor, replace(new, conditions=conditions), subresource="status")
+            self.api.record_event(self.actor, new, "NodeNotReady", "Node is not ready", type_="Warning",
+                                  source_component="node-controller")
+
+    # -- NoExecute taints ----------------------------------------------------------------------------
+
+    def _process_taint_base_eviction(self, node: Node, observed: str) -> None:
+        name = node.metadata.name
+        zone = zone_key(node)
+        if observed == "False":
+            if node.has_taint(TAINT_UNREACHABLE, NO_EXECUTE):
+                self._swap_taints(node, TAINT_NOT_READY, TAINT_UNREACHABLE, "nlc.swap-taint",
+                                  "Ready went from Unknown to False: the NoExecute taint is swapped at once, without the rate limiter.")
+            elif self._mark_node_for_tainting(node, "False"):
+                self._decide_enqueue(name, zone, observed)
+        elif observed == "Unknown":
+            if node.has_taint(TAINT_NOT_READY, NO_EXECUTE):
+                self._swap_taints(node, TAINT_UNREACHABLE, TAINT_NOT_READY, "nlc.swap-taint",
+                                  "Ready went from False to Unknown: the NoExecute taint is swapped at once, without the rate limiter.")
+            elif self._mark_node_for_tainting(node, "Unknown"):
+                self._decide_enqueue(name, zone, observed)
+        elif observed == "True":
+            self._mark_node_as_reachable(node, reason="Ready is True")
+
+    def _decide_enqueue(self, name: str, zone: str, observed: str) -> None:
+        q = self.queues[zone]
+        self.ctx.recorder.decision(LANE, "nlc.enqueue-taint", name, {
+            "observedReady": observed, "zone": zone or "(unlabelled)", "zoneState": self.zone_states.get(zone),
+            "rate": _rate(q), "tokens": round(q.limiter.available(self.ctx.engine.now), 3), "queue": q.items(),
+        }, "queued for a NoExecute taint",
+            f"Ready was {observed} at the start of this pass: the node joins its zone's rate-limited taint queue.", SOURCE)
+        self._ensure_tainting_tick()
+
+    def _mark_node_for_tainting(self, node: Node, status: str) -> bool:
+        q = self.queues[zone_key(node)]
+        key = TAINT_NOT_READY if status == "False" else TAINT_UNREACHABLE
+        if not node.has_taint(key, NO_EXECUTE):
+            q.remove(node.metadata.name)
+        return q.add(node.metadata.name, node.metadata.uid, self.ctx.engine.now)
+
+    def _mark_node_as_reachable(self, node: Node, reason: str) -> bool:
+        name = node.metadata.name
+        removed_taints = [k for k in (TAINT_UNREACHABLE, TAINT_NOT_READY) if node.has_taint(k, NO_EXECUTE)]
+        for key in (TAINT_UNREACHABLE, TAINT_NOT_READY):
+            if node.has_taint(key, NO_EXECUTE):
+                self._remove_taints(name, [(key, NO_EXECUTE)])
+        zone = zone_key(node)
+        dequeued = self.queues[zone].remove(name) if zone in self.queues else False
+        if removed_taints or dequeued:
+            self.ctx.recorder.decision(LANE, "nlc.mark-reachable", name, {
+                "removedTaints": removed_taints, "dequeued": dequeued, "reason": reason,
+            }, "NoExecute taints removed" if removed_taints else "left the taint queue",
+                f"markNodeAsReachable ({reason}): remove the not-ready/unreachable NoExecute taints and drop the node from the queue.",
+                SOURCE)
+        return dequeued
+
+    def _ensure_tainting_tick(self) -> None:
+        if self._tick_timer is not None and self._tick_timer.active:
+            return
+        now = self.ctx.engine.now
+        # doNoExecuteTaintingPass runs every 100 ms from controller start; ticks with empty
+        # queues do nothing, so only the ones with work are scheduled.
+        elapsed = now - self.started_at
+        next_tick = self.started_at + (elapsed // NODE_EVICTION_PERIOD + 1) * NODE_EVICTION_PERIOD
+        self._tick_timer = self.ctx.engine.call_at(next_tick, self._no_execute_tainting_pass)
+
+    def _no_execute_tainting_pass(self) -> None:
+        self._tick_timer = None
+        if not self.running:
+            return
+        now = self.ctx.engine.now
+        for zone in sorted(self.queues):
+            q = self.queues[zone]
+            q.try_process(now, lambda item, z=zone: self._taint_head(item, z))
+        if any(len(q) for q in self.queues.values()):
+            self._ensure_tainting_tick()
+
+    def _taint_head(self, item: TimedValue, zone: str) -> tuple[bool, int]:
+        node = self.api.cached("nodes", item.value)
+        q = self.queues[zone]
+        if node is None:
+            return True, 0
+        ready = node.condition("Ready")
+        if ready is None:
+            return False, 50 * MS
+        if ready.status == "False":
+            add, opposite = TAINT_NOT_READY, TAINT_UNREACHABLE
+        elif ready.status == "Unknown":
+            add, opposite = TAINT_UNREACHABLE, TAINT_NOT_READY
+        else:
+            self.ctx.recorder.decision(LANE, "nlc.taint-skipped", item.value, {"ready": ready.status, "zone": zone},
+                                       "no taint (Ready again)",
+                                       "The node reached the head of the queue but is Ready again: the token is spent, no taint.",
+                                       SOURCE)
+            return True, 0
+        ok = self._swap_taints(node, add, opposite, "nlc.taint-no-execute",
+                               f"Token granted by zone {zone or '(unlabelled)'}'s limiter at {_rate(q)}/s: "
+                               f"Ready is {ready.status} now, so {add.split('/')[-1]}:NoExecute is added.",
+                               inputs={"zone": zone, "zoneState": self.zone_states.get(zone), "rate": _rate(q),
+                                       "waited": (self.ctx.engine.now - item.added_at) / US})
+        return ok, 0
+
+    def _swap_taints(self, node: Node, add_key: str, remove_key: str, rule: str, explain: str,
+                     inputs: dict[str, Any] | None = None) -> bool:
+        """SwapNodeControllerTaint: one patch adding (timeAdded = now), one removing."""
+        name = node.metadata.name
+        now = self.ctx.engine.now
+
+        def add(current: Node) -> Node:
+            if current.has_taint(add_key, NO_EXECUTE):
+                return current
+            return replace(current, taints=current.taints + (Taint(add_key, NO_EXECUTE, "", now),))
+
+        current = self.api.current("nodes", name)
+        ok = True
+        if current is not None and not current.has_taint(add_key, NO_EXECUTE):
+            ok = self.api.patch(self.actor, "nodes", name, add).ok
+        if ok:
+            self._remove_taints(name, [(remove_key, NO_EXECUTE)])
+        self.ctx.recorder.decision(LANE, rule, name, {**(inputs or {}), "add": f"{add_key}:NoExecute",
+                                                      "remove": f"{remove_key}:NoExecute"},
+                                   f"{add_key.split('/')[-1]}:NoExecute" if ok else "taint patch failed", explain, UTIL_SOURCE)
+        return ok
+
+    def _remove_taints(self, name: str, taints: list[tuple[str, str]]) -> None:
+        current = self.api.current("nodes", name)
+        if current is None or not any(current.has_taint(k, e) for k, e in taints):
+            return
+        self.api.patch(self.actor, "nodes", name,
+                       lambda n: replace(n, taints=tuple(t for t in n.taints if (t.key, t.effect) not in taints)))
+
+    # -- NoSchedule taints (taint nodes by condition) --------------------------------------------------
+
+    def _on_node(self, old: Node | None, new: Node | None) -> None:
+        if new is None or not self.running:
+            return
+        self._queue_no_schedule(new.metadata.name)
+
+    def _queue_no_schedule(self, name: str) -> None:
+        if name in self._no_schedule_queued:
+            return
+        self._no_schedule_queued.add(name)
+        self.ctx.engine.call_later(0, self._do_no_schedule_tainting_pass, name)
+
+    def _do_no_schedule_tainting_pass(self, name: str) -> None:
+        self._no_schedule_queued.discard(name)
+        if not self.running:
+            return
+        node = self.api.cached("nodes", name)
+        if node is None:
+            return
+        desired = set()
+        for c in node.conditions:
+            key = CONDITION_TAINTS.get(c.type, {}).get(c.status)
+            if key:
+                desired.add(key)
+        if node.unschedulable:
+            desired.add(TAINT_UNSCHEDULABLE)
+        existing = {t.key for t in node.taints if t.effect == NO_SCHEDULE and
+                    (t.key == TAINT_UNSCHEDULABLE or t.key in CONDITION_TAINT_KEYS)}
+        to_add = sorted(desired - existing)
+        to_del = sorted(existing - desired)
+        if not to_add and not to_del:
+            return
+        now = self.ctx.engine.now
+        if to_add:
+            self.api.patch(self.actor, "nodes", name, lambda n: replace(
+                n, taints=n.taints + tuple(Taint(k, NO_SCHEDULE, "", now) for k in to_add if not n.has_taint(k, NO_SCHEDULE))))
+        if to_del:
+            self._remove_taints(name, [(k, NO_SCHEDULE) for k in to_del])
+        ready = node.condition("Ready")
+        self.ctx.recorder.decision(LANE, "nlc.no-schedule-taints", name, {
+            "ready": ready.status if ready else None,
+            "conditions": {c.type: c.status for c in node.conditions}, "unschedulable": node.unschedulable,
+            "add": to_add, "remove": to_del,
+        }, " ".join([f"+{k.split('/')[-1]}" for k in to_add] + [f"-{k.split('/')[-1]}" for k in to_del]),
+            "doNoScheduleTaintingPass: each node update maps conditions to NoSchedule taints at once, with no rate limit.",
+            SOURCE)
+
+    # -- zones -----------------------------------------------------------------------------------------
+
+    def _add_zone(self, zone: str) -> None:
+        self.zone_states[zone] = STATE_INITIAL
+        self.queues[zone] = RateLimitedTimedQueue(self.cm.node_eviction_rate, self.ctx.engine.now)
+
+    def compute_zone_state(self, conditions: list[str | None]) -> tuple[int, str]:
+        ready = sum(1 for c in conditions if c == "True")
+        not_ready = len(conditions) - ready
+        if ready == 0 and not_ready > 0:
+            return not_ready, STATE_FULL
+        if not_ready > 2 and not_ready / (not_ready + ready) >= self.cm.unhealthy_zone_threshold:
+            return not_ready, STATE_PARTIAL
+        return not_ready, STATE_NORMAL
+
+    def _rate_for(self, state: str, size: int) -> float:
+        if state == STATE_PARTIAL:
+            return self.cm.secondary_node_eviction_rate if size > self.cm.large_cluster_size_threshold else 0.0
+        return self.cm.node_eviction_rate  # Normal and FullDisruption (HealthyQPSFunc)
+
+    def _set_limiter(self, zone: str, size: int, state: str) -> None:
+        q = self.queues[zone]
+        rate = self._rate_for(state, size)
+        if q.swap_limiter(rate, self.ctx.engine.now):
+            self.ctx.recorder.decision(LANE, "nlc.swap-limiter", None, {"zone": zone, "state": state, "size": size,
+                                                                        "rate": rate}, f"limiter {rate}/s",
+                                       f"Zone {zone or '(unlabelled)'} is {state} with {size} nodes: its taint rate becomes {rate}/s.",
+                                       SOURCE)
+
+    def _handle_disruption(self, zone_conditions: dict[str, list[str | None]], nodes: list[Node], now: int) -> None:
+        new_states: dict[str, str] = {}
+        all_now = True
+        for zone in sorted(zone_conditions):
+            not_ready, state = self.compute_zone_state(zone_conditions[zone])
+            if state != STATE_FULL:
+                all_now = False
+            new_states[zone] = state
+            self.zone_sizes[zone] = len(zone_conditions[zone])
+            if zone not in self.zone_states:
+                self._add_zone(zone)
+        all_before = True
+        for zone in sorted(self.zone_states):
+            if zone not in zone_conditions:
+                del self.zone_states[zone]
+                self.zone_sizes.pop(zone, None)
+                continue
+            if self.zone_states[zone] != STATE_FULL:
+                all_before = False
+        if not zone_conditions:
+            return
+        if all_now and all_before:
+            return
+        if all_now:
+            self.ctx.recorder.decision(LANE, "nlc.enter-master-disruption", None,
+                                       {"zones": dict(new_states)}, "all NoExecute tainting stopped",
+                                       "Every zone is fully disrupted: the controller assumes its own connectivity is the "
+                                       "problem, removes every NoExecute taint and stops tainting.", SOURCE)
+            for node in nodes:
+                latest = self.api.cached("nodes", node.metadata.name) or node
+                current = self.api.current("nodes", node.metadata.name)
+                self._mark_node_as_reachable(current or latest, reason="entering full disruption mode")
+            for zone in sorted(self.zone_states):
+                self.queues[zone].swap_limiter(0.0, now)
+                self.zone_states[zone] = STATE_FULL
+            return
+        if all_before:
+            self.ctx.recorder.decision(LANE, "nlc.exit-master-disruption", None,
+                                       {"zones": dict(new_states)}, "probe timestamps reset",
+                                       "Some node is Ready again: every node gets a fresh grace period and each zone's "
+                                       "limiter follows its own state again.", SOURCE)
+            for node in nodes:
+                h = self.health.get(node.metadata.name)
+                if h is not None:
+                    h.probe_timestamp = now
+                    h.ready_transition_timestamp = now
+            for zone in sorted(self.zone_states):
+                self._set_limiter(zone, len(zone_conditions[zone]), new_states[zone])
+                self.zone_states[zone] = new_states[zone]
+            return
+        for zone in sorted(self.zone_states):
+            state = new_states[zone]
+            if self.zone_states[zone] == state:
+                continue
+            before = self.zone_states[zone]
+            self._set_limiter(zone, len(zone_conditions[zone]), state)
+            self.zone_states[zone] = state
+            self.ctx.recorder.transition(LANE, "zone-state", None, before, state, key=zone)
+
+    # -- for the snapshot -------------------------------------------------------------------------------
+
+    def describe_zones(self) -> dict[str, Any]:
+        now = self.ctx.engine.now
+        return {
+            (zone or ""): {"state": self.zone_states.get(zone, STATE_INITIAL), "rate": _rate(q),
+                           "tokens": round(q.limiter.available(now), 3), "queue": q.items(),
+                           "size": self.zone_sizes.get(zone, 0)}
+            for zone, q in sorted(self.queues.items())
+        }
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "running": self.running,
+            "nodes": {name: {"probeTimestamp": h.probe_timestamp / US,
+                             "readyTransitionTimestamp": h.ready_transition_timestamp / US,
+                             **({k: v for k, v in self.last_pass.get(name, {}).items() if k not in ("probeTimestamp",)})}
+                      for name, h in sorted(self.health.items())},
+            "zones": self.describe_zones(),
+            "nextPass": self.next_pass_at / US if self.next_pass_at is not None else None,
+            "gracePeriod": self.cm.node_monitor_grace_period / US,
+            "startupGracePeriod": self.cm.node_startup_grace_period / US,
+        }
+
+
+def _rate(q: RateLimitedTimedQueue) -> float:
+    return q.limiter.qps

@@ -1,0 +1,498 @@
+"""Kubernetes API objects as small immutable data classes, and their JSON shapes.
+
+Objects are never changed in place: a write stores a new version (`dataclasses.replace`),
+so an event can keep a reference to the exact version it wrote and serialise it later.
+Field names follow the Kubernetes API; `to_k8s` renders reference section 9's shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .clock import WallClock
+
+# Well-known taint keys (k8s.io/api/core/v1/well_known_taints.go).
+TAINT_NOT_READY = "node.kubernetes.io/not-ready"
+TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
+TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+TAINT_MEMORY_PRESSURE = "node.kubernetes.io/memory-pressure"
+TAINT_DISK_PRESSURE = "node.kubernetes.io/disk-pressure"
+TAINT_PID_PRESSURE = "node.kubernetes.io/pid-pressure"
+TAINT_NETWORK_UNAVAILABLE = "node.kubernetes.io/network-unavailable"
+
+NO_SCHEDULE = "NoSchedule"
+NO_EXECUTE = "NoExecute"
+
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+LABEL_ZONE = "topology.kubernetes.io/zone"
+LABEL_REGION = "topology.kubernetes.io/region"
+LABEL_ZONE_BETA = "failure-domain.beta.kubernetes.io/zone"
+LABEL_REGION_BETA = "failure-domain.beta.kubernetes.io/region"
+LABEL_EXCLUDE_DISRUPTION = "node.kubernetes.io/exclude-disruption"
+
+NODE_CONDITION_TYPES = ("MemoryPressure", "DiskPressure", "PIDPressure", "Ready")
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectMeta:
+    name: str
+    namespace: str
+    uid: str
+    resource_version: int
+    creation: int
+    labels: dict[str, str] = field(default_factory=dict)
+    owner_references: tuple[dict[str, Any], ...] = ()
+    deletion_timestamp: int | None = None
+    deletion_grace_seconds: int | None = None
+    generate_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    metadata: ObjectMeta
+    holder_identity: str
+    lease_duration_seconds: int
+    renew_time: int | None
+
+    resource = "leases"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeCondition:
+    type: str
+    status: str
+    reason: str
+    message: str
+    last_heartbeat_time: int
+    last_transition_time: int
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    effect: str
+    value: str = ""
+    time_added: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    metadata: ObjectMeta
+    unschedulable: bool = False
+    taints: tuple[Taint, ...] = ()
+    conditions: tuple[NodeCondition, ...] = ()
+    pod_cidr: str = ""
+    address: str = ""
+    kubelet_version: str = ""
+    capacity: tuple[tuple[str, str], ...] = ()
+
+    resource = "nodes"
+
+    def condition(self, type_: str) -> NodeCondition | None:
+        for c in self.conditions:
+            if c.type == type_:
+                return c
+        return None
+
+    def ready_status(self) -> str | None:
+        c = self.condition("Ready")
+        return c.status if c else None
+
+    def has_taint(self, key: str, effect: str) -> bool:
+        return any(t.key == key and t.effect == effect for t in self.taints)
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: str = ""  # "" means Equal
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+    def tolerates(self, taint: Taint) -> bool:
+        """core/v1 Toleration.ToleratesTaint."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.value == taint.value  # "" or "Equal"
+
+
+@dataclass(frozen=True, slots=True)
+class PodCondition:
+    type: str
+    status: str
+    last_transition_time: int
+    reason: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    metadata: ObjectMeta
+    node_name: str = ""
+    tolerations: tuple[Toleration, ...] = ()
+    node_selector: dict[str, str] = field(default_factory=dict)
+    termination_grace_period_seconds: int = 30
+    priority_class_name: str = ""
+    phase: str = "Pending"
+    conditions: tuple[PodCondition, ...] = ()
+    pod_ip: str = ""
+    host_ip: str = ""
+    start_time: int | None = None
+    container_ready: bool = False
+    container_state: str = "waiting"  # waiting | running | terminated
+    container_reason: str = "ContainerCreating"
+    restart_count: int = 0
+    reason: str = ""
+    message: str = ""
+    owner_kind: str = ""
+    owner_name: str = ""
+
+    resource = "pods"
+
+    def condition(self, type_: str) -> PodCondition | None:
+        for c in self.conditions:
+            if c.type == type_:
+                return c
+        return None
+
+    def is_ready(self) -> bool:
+        c = self.condition("Ready")
+        return c is not None and c.status == "True"
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def active(self) -> bool:
+        """ReplicaSet's notion: not terminal and not being deleted."""
+        return not self.terminal and self.metadata.deletion_timestamp is None
+
+    @property
+    def key(self) -> str:
+        return f"{self.metadata.namespace}/{self.metadata.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    metadata: ObjectMeta
+    selector: dict[str, str]
+    cluster_ip: str = ""
+
+    resource = "services"
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    address: str
+    ready: bool
+    serving: bool
+    terminating: bool
+    node_name: str
+    zone: str
+    pod_name: str
+    pod_uid: str
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointSlice:
+    metadata: ObjectMeta
+    service_name: str
+    endpoints: tuple[Endpoint, ...] = ()
+
+    resource = "endpointslices"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """core/v1 Event (what `kubectl describe` lists under Events)."""
+
+    metadata: ObjectMeta
+    involved_kind: str
+    involved_name: str
+    involved_namespace: str
+    involved_uid: str
+    reason: str
+    message: str
+    type: str
+    source_component: str
+    source_host: str = ""
+    first_timestamp: int = 0
+    last_timestamp: int = 0
+    count: int = 1
+
+    resource = "events"
+
+
+def set_pod_condition(conditions: tuple[PodCondition, ...], ctype: str, status: str, now: int,
+                      reason: str = "", message: str = "") -> tuple[PodCondition, ...]:
+    """pkg/api/v1/pod/util.go UpdatePodCondition: lastTransitionTime moves only when the status changes."""
+    out = []
+    found = False
+    for c in conditions:
+        if c.type == ctype:
+            found = True
+            transition = c.last_transition_time if c.status == status else now
+            out.append(PodCondition(ctype, status, transition, reason, message))
+        else:
+            out.append(c)
+    if not found:
+        out.append(PodCondition(ctype, status, now, reason, message))
+    return tuple(out)
+
+
+AnyObject = Lease | Node | Pod | Service | EndpointSlice | Event
+
+API_VERSION = {
+    "leases": ("coordination.k8s.io/v1", "Lease", "coordination.k8s.io"),
+    "nodes": ("v1", "Node", ""),
+    "pods": ("v1", "Pod", ""),
+    "services": ("v1", "Service", ""),
+    "endpointslices": ("discovery.k8s.io/v1", "EndpointSlice", "discovery.k8s.io"),
+    "events": ("v1", "Event", ""),
+}
+
+
+def with_meta(obj: Any, **changes: Any) -> Any:
+    return replace(obj, metadata=replace(obj.metadata, **changes))
+
+
+# ---------------------------------------------------------------------------------------
+# JSON shapes
+
+
+def _meta(obj: Any, clock: WallClock) -> dict[str, Any]:
+    m: ObjectMeta = obj.metadata
+    out: dict[str, Any] = {"name": m.name}
+    if m.generate_name:
+        out["generateName"] = m.generate_name
+    if m.namespace:
+        out["namespace"] = m.namespace
+    out["uid"] = m.uid
+    out["resourceVersion"] = str(m.resource_version)
+    out["creationTimestamp"] = clock.time(m.creation)
+    if m.deletion_timestamp is not None:
+        out["deletionTimestamp"] = clock.time(m.deletion_timestamp)
+        out["deletionGracePeriodSeconds"] = m.deletion_grace_seconds
+    if m.labels:
+        out["labels"] = dict(m.labels)
+    if m.owner_references:
+        out["ownerReferences"] = [dict(r) for r in m.owner_references]
+    return out
+
+
+def _head(obj: Any) -> dict[str, Any]:
+    api_version, kind, _group = API_VERSION[obj.resource]
+    return {"apiVersion": api_version, "kind": kind}
+
+
+def lease_to_k8s(lease: Lease, clock: WallClock) -> dict[str, Any]:
+    return {
+        **_head(lease),
+        "metadata": _meta(lease, clock),
+        "spec": {
+            "holderIdentity": lease.holder_identity,
+            "leaseDurationSeconds": lease.lease_duration_seconds,
+            "renewTime": clock.micro(lease.renew_time),
+        },
+    }
+
+
+def taint_to_k8s(t: Taint, clock: WallClock) -> dict[str, Any]:
+    out: dict[str, Any] = {"key": t.key}
+    if t.value:
+        out["value"] = t.value
+    out["effect"] = t.effect
+    if t.time_added is not None:
+        out["timeAdded"] = clock.time(t.time_added)
+    return out
+
+
+def node_to_k8s(node: Node, clock: WallClock) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if node.pod_cidr:
+        spec["podCIDR"] = node.pod_cidr
+        spec["podCIDRs"] = [node.pod_cidr]
+    if node.unschedulable:
+        spec["unschedulable"] = True
+    if node.taints:
+        spec["taints"] = [taint_to_k8s(t, clock) for t in node.taints]
+    status: dict[str, Any] = {}
+    if node.capacity:
+        status["capacity"] = dict(node.capacity)
+        status["allocatable"] = dict(node.capacity)
+    if node.conditions:
+        status["conditions"] = [
+            {
+                "type": c.type,
+                "status": c.status,
+                "lastHeartbeatTime": clock.time(c.last_heartbeat_time),
+                "lastTransitionTime": clock.time(c.last_transition_time),
+                "reason": c.reason,
+                "message": c.message,
+            }
+            for c in node.conditions
+        ]
+    if node.address:
+        status["addresses"] = [
+            {"type": "InternalIP", "address": node.address},
+            {"type": "Hostname", "address": node.metadata.name},
+        ]
+    if node.kubelet_version:
+        status["daemonEndpoints"] = {"kubeletEndpoint": {"Port": 10250}}
+        status["nodeInfo"] = {
+            "kubeletVersion": node.kubelet_version,
+            "containerRuntimeVersion": "containerd://1.7.24",
+            "operatingSystem": "linux",
+            "architecture": "amd64",
+        }
+    return {**_head(node), "metadata": _meta(node, clock), "spec": spec, "status": status}
+
+
+def toleration_to_k8s(t: Toleration) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if t.key:
+        out["key"] = t.key
+    if t.operator:
+        out["operator"] = t.operator
+    if t.value:
+        out["value"] = t.value
+    if t.effect:
+        out["effect"] = t.effect
+    if t.toleration_seconds is not None:
+        out["tolerationSeconds"] = t.toleration_seconds
+    return out
+
+
+def pod_to_k8s(pod: Pod, clock: WallClock) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [{"name": pod.owner_name or "app", "image": f"registry.example/{pod.owner_name or 'app'}:1.0"}],
+        "terminationGracePeriodSeconds": pod.termination_grace_period_seconds,
+    }
+    if pod.node_name:
+        spec["nodeName"] = pod.node_name
+    selector = {k: v for k, v in pod.node_selector.items() if k != "metadata.name"}
+    if selector:
+        spec["nodeSelector"] = selector
+    if "metadata.name" in pod.node_selector:  # DaemonSet pods: node affinity on the node's name
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [pod.node_selector["metadata.name"]]}]}]}}}
+    if pod.priority_class_name:
+        spec["priorityClassName"] = pod.priority_class_name
+    if pod.tolerations:
+        spec["tolerations"] = [toleration_to_k8s(t) for t in pod.tolerations]
+    status: dict[str, Any] = {"phase": pod.phase}
+    if pod.conditions:
+        conds = []
+        for c in pod.conditions:
+            d: dict[str, Any] = {
+                "type": c.type,
+                "status": c.status,
+                "lastProbeTime": None,
+                "lastTransitionTime": clock.time(c.last_transition_time),
+            }
+            if c.reason:
+                d["reason"] = c.reason
+            if c.message:
+                d["message"] = c.message
+            conds.append(d)
+        status["conditions"] = conds
+    if pod.reason:
+        status["reason"] = pod.reason
+    if pod.message:
+        status["message"] = pod.message
+    if pod.host_ip:
+        status["hostIP"] = pod.host_ip
+    if pod.pod_ip:
+        status["podIP"] = pod.pod_ip
+        status["podIPs"] = [{"ip": pod.pod_ip}]
+    if pod.start_time is not None:
+        status["startTime"] = clock.time(pod.start_time)
+    if pod.node_name:
+        state: dict[str, Any]
+        if pod.container_state == "running":
+            state = {"running": {"startedAt": clock.time(pod.start_time)}}
+        elif pod.container_state == "terminated":
+            state = {"terminated": {"exitCode": 137, "reason": pod.container_reason or "Error"}}
+        else:
+            state = {"waiting": {"reason": pod.container_reason or "ContainerCreating"}}
+        status["containerStatuses"] = [
+            {
+                "name": pod.owner_name or "app",
+                "ready": pod.container_ready,
+                "restartCount": pod.restart_count,
+                "started": pod.container_state == "running",
+                "state": state,
+                "image": f"registry.example/{pod.owner_name or 'app'}:1.0",
+            }
+        ]
+    return {**_head(pod), "metadata": _meta(pod, clock), "spec": spec, "status": status}
+
+
+def service_to_k8s(svc: Service, clock: WallClock) -> dict[str, Any]:
+    return {
+        **_head(svc),
+        "metadata": _meta(svc, clock),
+        "spec": {"selector": dict(svc.selector), "clusterIP": svc.cluster_ip, "ports": [{"port": 80, "protocol": "TCP"}]},
+    }
+
+
+def endpointslice_to_k8s(es: EndpointSlice, clock: WallClock) -> dict[str, Any]:
+    return {
+        **_head(es),
+        "metadata": _meta(es, clock),
+        "addressType": "IPv4",
+        "endpoints": [
+            {
+                "addresses": [e.address],
+                "conditions": {"ready": e.ready, "serving": e.serving, "terminating": e.terminating},
+                "nodeName": e.node_name,
+                **({"zone": e.zone} if e.zone else {}),
+                "targetRef": {"kind": "Pod", "namespace": es.metadata.namespace, "name": e.pod_name, "uid": e.pod_uid},
+            }
+            for e in es.endpoints
+        ],
+        "ports": [{"name": "", "port": 80, "protocol": "TCP"}],
+    }
+
+
+def event_to_k8s(ev: Event, clock: WallClock) -> dict[str, Any]:
+    api_version = "coordination.k8s.io/v1" if ev.involved_kind == "Lease" else "v1"
+    involved: dict[str, Any] = {"kind": ev.involved_kind, "name": ev.involved_name, "uid": ev.involved_uid, "apiVersion": api_version}
+    if ev.involved_namespace:
+        involved["namespace"] = ev.involved_namespace
+    source: dict[str, Any] = {"component": ev.source_component}
+    if ev.source_host:
+        source["host"] = ev.source_host
+    return {
+        **_head(ev),
+        "metadata": _meta(ev, clock),
+        "involvedObject": involved,
+        "reason": ev.reason,
+        "message": ev.message,
+        "source": source,
+        "firstTimestamp": clock.time(ev.first_timestamp),
+        "lastTimestamp": clock.time(ev.last_timestamp),
+        "count": ev.count,
+        "type": ev.type,
+    }
+
+
+_SERIALISERS = {
+    "leases": lease_to_k8s,
+    "nodes": node_to_k8s,
+    "pods": pod_to_k8s,
+    "services": service_to_k8s,
+    "endpointslices": endpointslice_to_k8s,
+    "events": event_to_k8s,
+}
+
+
+def to_k8s(obj: Any, clock: WallClock) -> dict[str, Any]:
+    return _SERIALISERS[obj.resource](obj, clock)

@@ -1,0 +1,54 @@
+"""Kubernetes version profiles as data (reference section 7).
+
+Only what changes what a learner sees between 1.27 and 1.33 lives here; everything else in
+reference section 1 is identical across these versions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    version: str
+    node_monitor_grace_period: float  # --node-monitor-grace-period default (s)
+    tec_separate: bool  # SeparateTaintEvictionController (beta, on by default since 1.29)
+    tec_event_source: str  # source.component of TaintManagerEviction events
+    tec_source_file: str
+    ready_message: str  # Ready=True message (". AppArmor enabled" dropped with AppArmor GA, 1.30)
+    lease_renews_without_owner: bool  # 1.27-1.28 renew even if the owner-reference GET fails
+
+    @property
+    def kubelet_version(self) -> str:
+        return f"v{self.version}.0"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "version": self.version,
+            "nodeMonitorGracePeriod": self.node_monitor_grace_period,
+            "taintEvictionController": "taint-eviction-controller" if self.tec_separate else "node-lifecycle-controller (taint manager)",
+            "taintEvictionEventSource": self.tec_event_source,
+        }
+
+
+_TEC_OLD = "pkg/controller/nodelifecycle/scheduler/taint_manager.go"
+_TEC_NEW = "pkg/controller/tainteviction/taint_eviction.go"
+_READY = "kubelet is posting ready status"
+
+
+def _profile(version: str) -> Profile:
+    minor = int(version.split(".")[1])
+    return Profile(
+        version=version,
+        node_monitor_grace_period=50.0 if minor >= 32 else 40.0,
+        tec_separate=minor >= 29,
+        tec_event_source="taint-eviction-controller" if minor >= 29 else "taint-controller",
+        tec_source_file=_TEC_NEW if minor >= 29 else _TEC_OLD,
+        ready_message=_READY if minor >= 30 else _READY + ". AppArmor enabled",
+        lease_renews_without_owner=minor <= 28,
+    )
+
+
+PROFILES: dict[str, Profile] = {v: _profile(v) for v in ("1.27", "1.28", "1.29", "1.30", "1.31", "1.32", "1.33")}
+DEFAULT_VERSION = "1.33"

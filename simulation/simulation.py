@@ -1,0 +1,363 @@
+"""One deterministic run: builds the cluster from a scenario, applies commands at their
+virtual time and hands out events slice by slice (docs/simulation-api.md)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from .apiserver import Actor, APIServer
+from .clock import US, WallClock, parse_duration, parse_start_time, seconds
+from .context import Context, controller_manager_config, kubelet_config, uid_factory
+from .endpointslice import EndpointSliceController
+from .engine import Engine
+from .events import Recorder, SimEvent
+from .faults import FaultError, normalise_fault, reverse_of
+from .garbage import CloudNodeLifecycleController, GarbageCollector, PodGarbageCollector
+from .kubelet import Kubelet
+from .nodelifecycle import NodeLifecycleController
+from .objects import LABEL_HOSTNAME, LABEL_ZONE, Node, ObjectMeta, Pod, Service, to_k8s
+from .profiles import PROFILES
+from .scenario import Scenario
+from .scheduler import Scheduler
+from .tainteviction import TaintEvictionController
+from .workloads import DaemonSetController, ReplicaSetController
+
+BOOT_SPREAD = 3 * US  # initial kubelets start at random offsets in [0, 3 s)
+CONTROLLER_MANAGER_RESTART = 15 * US  # leader election: --leader-elect-lease-duration
+WORKLOADS_APPLIED_AT = 8 * US  # `kubectl apply` of the workloads once the nodes are Ready
+TRAINER = Actor("kubernetes-admin", "trainer")
+
+
+class CommandError(ValueError):
+    """A command is invalid or cannot be applied now; the message names the problem."""
+
+
+class Simulation:
+    def __init__(self, scenario: Scenario, seed: int | None = None) -> None:
+        self.scenario = scenario
+        doc = scenario.document
+        self.seed = scenario.seed if seed is None else seed
+        self.profile = PROFILES[scenario.version]
+        self.clock = WallClock(parse_start_time(doc["startTime"]))
+        self.engine = Engine()
+        self.recorder = Recorder(self.clock)
+        self.recorder.now = lambda: self.engine.now
+        base = Context(self.engine, None, self.recorder, self.clock, self.profile,  # type: ignore[arg-type]
+                       kubelet_config(doc), controller_manager_config(doc), self.seed)
+        api = doc["apiServer"]
+        self.api = APIServer(self.engine, self.recorder, self.clock,
+                             default_toleration_seconds=api["defaultTolerationSeconds"],
+                             not_ready_seconds=api["defaultNotReadyTolerationSeconds"],
+                             unreachable_seconds=api["defaultUnreachableTolerationSeconds"],
+                             uid_factory=uid_factory(base.rng("uids")))
+        base.api = self.api
+        self.ctx = base
+        # pods by node, kept from the shared informer cache (every controller's pod index)
+        self._pods_by_node: dict[str, dict[str, Pod]] = {}
+        self.api.watch("pods", "kubelet", self._index_pod)
+        self.kubelets: dict[str, Kubelet] = {}
+        self._node_index = 0
+        self.nlc = NodeLifecycleController(self.ctx, self.pods_on_node)
+        self.tec = TaintEvictionController(self.ctx, self.pods_on_node)
+        self.scheduler = Scheduler(self.ctx, self.pods_on_node)
+        self.eps = EndpointSliceController(self.ctx)
+        self.gc = GarbageCollector(self.ctx)
+        self.podgc = PodGarbageCollector(self.ctx, self.pods_on_node)
+        self.cloud = CloudNodeLifecycleController(self.ctx)
+        self.replicasets: list[ReplicaSetController] = []
+        self.daemonsets: list[DaemonSetController] = []
+        self.commands: list[dict[str, Any]] = []
+        self._known_nodes = {name for name, _zone in scenario.nodes}
+        self._zones = {zone for _name, zone in scenario.nodes}
+        self.nlc.start()
+        self.tec.start()
+        boot_rng = self.ctx.rng("boot")
+        for name, zone in scenario.nodes:
+            kubelet = self._add_machine(name, zone)
+            kubelet.power_on(boot_delay=int(boot_rng.random() * BOOT_SPREAD))
+        self.engine.call_at(WORKLOADS_APPLIED_AT, self._apply_workloads, doc["cluster"])
+        for fault in scenario.faults:
+            body = {k: v for k, v in fault.items() if k != "at"}
+            self._schedule(body, seconds(parse_duration(fault["at"])))
+
+    # -- public API ------------------------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        return self.engine.now / US
+
+    def run_until(self, t: float) -> list[SimEvent]:
+        """Process everything strictly before virtual time `t` (seconds) and return the new events."""
+        until = seconds(t)
+        if until > self.engine.now:
+            self.engine.run_until(until)
+        return self.recorder.take()
+
+    def schedule_command(self, cmd: dict[str, Any], at: float) -> dict[str, Any]:
+        """Validate a fault command and schedule it at virtual time `at` (>= now)."""
+        when = seconds(at)
+        if when < self.engine.now:
+            raise CommandError(f"at: {at} is in the past (the run is at {self.now:.6f} s)")
+        if not isinstance(cmd, dict):
+            raise CommandError(f"a command must be an object with an 'action', got {type(cmd).__name__}")
+        try:
+            body = normalise_fault(cmd, self._known_nodes, self._zones)
+        except FaultError as exc:
+            raise CommandError(str(exc)) from None
+        if body["action"] == "create-node":
+            self._known_nodes.add(body["name"])
+            if body.get("zone"):
+                self._zones.add(body["zone"])
+        return self._schedule(body, when)
+
+    def next_monitor_pass(self) -> float:
+        nxt = self.nlc.next_pass_at
+        if nxt is None or nxt < self.engine.now:
+            return self.now
+        return nxt / US
+
+    def pods_on_node(self, node: str) -> dict[str, Pod]:
+        return self._pods_by_node.get(node, {})
+
+    # -- cluster construction -----------------------------------------------------------------
+
+    def _add_machine(self, name: str, zone: str) -> Kubelet:
+        self._node_index += 1
+        kubelet = Kubelet(self.ctx, name, zone, self._node_index, self.pods_on_node)
+        self.kubelets[name] = kubelet
+        return kubelet
+
+    def _apply_workloads(self, cluster: dict[str, Any]) -> None:
+        """What `kubectl apply` of the manifests does at time zero."""
+        for svc in cluster.get("services", []):
+            obj = Service(metadata=ObjectMeta(name=svc["name"], namespace="default", uid="", resource_version=0,
+                                              creation=0), selector=dict(svc["selector"]),
+                          cluster_ip=f"10.96.0.{10 + len(self.api.store['services'])}")
+            self.api.create(TRAINER, obj)
+        for spec in cluster.get("workloads", []):
+            if spec["kind"] == "DaemonSet":
+                self.daemonsets.append(DaemonSetController(self.ctx, spec, self.pods_on_node))
+            else:
+                rs = ReplicaSetController(self.ctx, spec)
+                self.replicasets.append(rs)
+                rs.queue_sync()
+
+    def _index_pod(self, old: Pod | None, new: Pod | None) -> None:
+        if old is not None and old.node_name and (new is None or new.node_name != old.node_name):
+            self._pods_by_node.get(old.node_name, {}).pop(old.key, None)
+        if new is not None and new.node_name:
+            self._pods_by_node.setdefault(new.node_name, {})[new.key] = new
+        pod = new or old
+        if pod is not None and pod.node_name:
+            kubelet = self.kubelets.get(pod.node_name)
+            if kubelet is not None:
+                kubelet.on_pod(old, new)
+
+    # -- commands ------------------------------------------------------------------------------
+
+    def _schedule(self, body: dict[str, Any], when: int) -> dict[str, Any]:
+        index = len(self.commands)
+        record = {"index": index, "at": when / US, **body}
+        self.commands.append(record)
+        self.engine.call_command_at(when, (index, 0), self._apply, index, body)
+        if "for" in body:
+            self.engine.call_command_at(when + seconds(parse_duration(body["for"])), (index, 1), self._apply, index,
+                                        reverse_of(body))
+        return record
+
+    def _apply(self, index: int, cmd: dict[str, Any]) -> None:
+        action = cmd["action"]
+        self.recorder.emit("fault", "trainer", cmd.get("node") or cmd.get("name"),
+                           {"action": action, "command": index, **{k: v for k, v in cmd.items() if k != "action"},
+                            "summary": _describe(cmd)})
+        handler = getattr(self, "_do_" + action.replace("-", "_"))
+        handler(cmd)
+
+    def _kubelet(self, cmd: dict[str, Any]) -> Kubelet | None:
+        return self.kubelets.get(cmd["node"])
+
+    def _do_stop_kubelet(self, cmd: dict[str, Any]) -> None:
+        if k := self._kubelet(cmd):
+            k.stop()
+
+    def _do_start_kubelet(self, cmd: dict[str, Any]) -> None:
+        if k := self._kubelet(cmd):
+            k.start()
+
+    def _do_stop_runtime(self, cmd: dict[str, Any]) -> None:
+        if k := self._kubelet(cmd):
+            k.stop_runtime()
+
+    def _do_start_runtime(self, cmd: dict[str, Any]) -> None:
+        if k := self._kubelet(cmd):
+            k.start_runtime()
+
+    def _do_partition(self, cmd: dict[str, Any]) -> None:
+        self.api.partitioned.add(cmd["node"])
+
+    def _do_heal(self, cmd: dict[str, Any]) -> None:
+        self.api.partitioned.discard(cmd["node"])
+        if k := self._kubelet(cmd):
+            self.engine.call_later(0, k.resync_pods)  # the watch reconnects with a relist
+
+    def _do_start_pressure(self, cmd: dict[str, Any]) -> None:
+        if k := self._kubelet(cmd):
+            k.start_pressure(cmd["resource"])
+
+    def _do_stop_pressure(self, cmd: dict[str, Any]) -> None:
+        if k := self._kubelet(cmd):
+            k.stop_pressure(cmd["resource"])
+
+    def _do_fail_lease_writes(self, cmd: dict[str, Any]) -> None:
+        self.api.fail_lease_writes.add(cmd["node"])
+
+    def _do_restore_lease_writes(self, cmd: dict[str, Any]) -> None:
+        self.api.fail_lease_writes.discard(cmd["node"])
+
+    def _do_fail_status_writes(self, cmd: dict[str, Any]) -> None:
+        self.api.fail_status_writes.add(cmd["node"])
+
+    def _do_restore_status_writes(self, cmd: dict[str, Any]) -> None:
+        self.api.fail_status_writes.discard(cmd["node"])
+
+    def _do_slow_apiserver(self, cmd: dict[str, Any]) -> None:
+        latency = seconds(parse_duration(cmd["latency"]))
+        if "node" in cmd:
+            self.api.latency_node[cmd["node"]] = latency
+        else:
+            self.api.latency_all = latency
+
+    def _do_restore_apiserver(self, cmd: dict[str, Any]) -> None:
+        if "node" in cmd:
+            self.api.latency_node.pop(cmd["node"], None)
+        else:
+            self.api.latency_all = None
+            self.api.latency_node.clear()
+
+    def _do_shutdown(self, cmd: dict[str, Any]) -> None:
+        if k := self._kubelet(cmd):
+            k.shutdown(k.power_off)
+
+    def _do_power_off(self, cmd: dict[str, Any]) -> None:
+        if k := self._kubelet(cmd):
+            k.power_off()
+
+    def _do_power_on(self, cmd: dict[str, Any]) -> None:
+        k = self._kubelet(cmd)
+        if k is not None and cmd["node"] not in self.cloud.terminated and self.api.current("nodes", cmd["node"]):
+            k.power_on()
+
+    def _do_cordon(self, cmd: dict[str, Any]) -> None:
+        self._set_unschedulable(cmd["node"], True)
+
+    def _do_uncordon(self, cmd: dict[str, Any]) -> None:
+        self._set_unschedulable(cmd["node"], False)
+
+    def _set_unschedulable(self, name: str, value: bool) -> None:
+        if self.api.current("nodes", name) is not None:
+            self.api.patch(TRAINER, "nodes", name, lambda n: replace(n, unschedulable=value))
+
+    def _do_create_node(self, cmd: dict[str, Any]) -> None:
+        name, zone = cmd["name"], cmd.get("zone", "")
+        if cmd.get("kubelet", True):
+            self._add_machine(name, zone).power_on()
+            return
+        labels = {LABEL_HOSTNAME: name}
+        if zone:
+            labels[LABEL_ZONE] = zone
+        self.api.create(TRAINER, Node(metadata=ObjectMeta(name=name, namespace="", uid="", resource_version=0,
+                                                          creation=0, labels=labels)))
+
+    def _do_delete_node(self, cmd: dict[str, Any]) -> None:
+        """The cloud instance is terminated: the machine is gone; the cloud node lifecycle
+        controller deletes the Node once it is no longer Ready."""
+        name = cmd["node"]
+        if k := self.kubelets.get(name):
+            k.power_off()
+        if self.api.current("nodes", name) is not None:
+            self.cloud.instance_terminated(name)
+
+    def _do_zone_outage(self, cmd: dict[str, Any]) -> None:
+        for name, k in self.kubelets.items():
+            if k.zone == cmd["zone"]:
+                self.api.partitioned.add(name)
+
+    def _do_zone_heal(self, cmd: dict[str, Any]) -> None:
+        for name, k in sorted(self.kubelets.items()):
+            if k.zone == cmd["zone"] and name in self.api.partitioned:
+                self.api.partitioned.discard(name)
+                self.engine.call_later(0, k.resync_pods)
+
+    def _do_restart_controller_manager(self, cmd: dict[str, Any]) -> None:
+        """The leader dies; a new one acquires the leader lease after its 15 s duration and
+        starts with empty memory (reference 3.9)."""
+        self.nlc.stop()
+        self.tec.stop()
+        self.engine.call_later(CONTROLLER_MANAGER_RESTART, self._start_controllers)
+
+    def _start_controllers(self) -> None:
+        self.nlc.start()
+        self.tec.start()
+
+    # -- snapshot --------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        store = self.api.store
+        ser = self.clock
+
+        def dump(resource: str, limit: int | None = None) -> list[dict[str, Any]]:
+            objs = sorted(store[resource].values(), key=lambda o: (o.metadata.namespace, o.metadata.name))
+            if limit is not None:
+                objs = sorted(objs, key=lambda o: o.metadata.resource_version)[-limit:]
+            return [to_k8s(o, ser) for o in objs]
+
+        return {
+            "t": self.now,
+            "time": self.clock.micro(self.engine.now),
+            "last_seq": self.recorder.seq,
+            "version": self.profile.version,
+            "profile": self.profile.as_dict(),
+            "objects": {
+                "nodes": dump("nodes"), "leases": dump("leases"), "pods": dump("pods"),
+                "services": dump("services"), "endpointslices": dump("endpointslices"),
+                "events": dump("events", limit=300),
+            },
+            "nodeLifecycle": self.nlc.describe(),
+            "taintEviction": {"pods": self.tec.describe(), "running": self.tec.running},
+            "kubelets": {name: k.describe() for name, k in sorted(self.kubelets.items())},
+            "scenario": {"name": self.scenario.name, "title": self.scenario.title},
+            "watchDelay": self.api.watch_delay / US,
+            "config": {"kubelet": self.scenario.document["kubelet"],
+                       "controllerManager": self.scenario.document["controllerManager"],
+                       "apiServer": self.scenario.document["apiServer"]},
+        }
+
+
+def _describe(cmd: dict[str, Any]) -> str:
+    action = cmd["action"]
+    target = cmd.get("node") or cmd.get("name") or cmd.get("zone") or "cluster"
+    extra = ""
+    if "resource" in cmd:
+        extra += f" ({cmd['resource']})"
+    if "latency" in cmd:
+        extra += f" (latency {cmd['latency']})"
+    if "for" in cmd:
+        extra += f" for {cmd['for']}"
+    return f"{action} {target}{extra}"
+
+
+def validate_command(cmd: Any, scenario: Scenario) -> dict[str, Any]:
+    """Check a fault command against a scenario's nodes and zones without running anything."""
+    if not isinstance(cmd, dict):
+        raise CommandError(f"a command must be an object with an 'action', got {type(cmd).__name__}")
+    try:
+        return normalise_fault(cmd, {n for n, _z in scenario.nodes} | _created_nodes(scenario),
+                               {z for _n, z in scenario.nodes})
+    except FaultError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _created_nodes(scenario: Scenario) -> set[str]:
+    return {f["name"] for f in scenario.faults if f["action"] == "create-node"}
+
