@@ -1,0 +1,181 @@
+"""The run driver in-process (a thread, real Redis and database): pacing, commands,
+hand-over between drivers, fencing, idle stop. The Celery-wrapped version is in test_live_*."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from heartbeat_site.live import runstore
+from heartbeat_site.live.driver import RunDriver
+from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run, RunStatus
+from heartbeat_site.live.redis_client import get_redis
+from heartbeat_site.live.tokens import hash_token
+from simulation import Simulation, load_scenario
+
+from .conftest import small_document
+from .live import events_hash
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def run_factory(settings):
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "LEASE_TTL": 1.0, "FRAME_INTERVAL": 0.05}
+    created = []
+
+    def make(speed: float = 100.0, duration: str = "3m", **fields) -> Run:
+        scenario = load_scenario({**small_document(), "duration": duration})
+        run = Run.objects.create(
+            scenario_name=scenario.name,
+            document=scenario.document,
+            seed=scenario.seed,
+            version=str(scenario.version),
+            node_count=scenario.node_count,
+            duration=scenario.duration,
+            speed=speed,
+            control_token_hash=hash_token("t"),
+            **fields,
+        )
+        runstore.mark_active(run.id)
+        created.append(run.id)
+        return run
+
+    yield make
+    client = get_redis()
+    for run_id in created:
+        client.srem(runstore.ACTIVE_RUNS, run_id)
+        for key in client.keys(f"hb:run:{{{run_id}}}:*"):
+            client.delete(key)
+
+
+def drive_in_thread(run_id: str) -> tuple[threading.Thread, threading.Event, list[str]]:
+    stop, outcome = threading.Event(), []
+    thread = threading.Thread(target=lambda: outcome.append(RunDriver(run_id, stop=stop).drive()), daemon=True)
+    thread.start()
+    return thread, stop, outcome
+
+
+def logged_events(run_id: str) -> list[dict]:
+    return runstore.events_after(run_id, 0, 10**6)
+
+
+def reference(run: Run, commands: list[Command]) -> list[dict]:
+    sim = Simulation(load_scenario(run.document), seed=run.seed)
+    for command in commands:
+        sim.schedule_command(command.payload, command.at)
+    return [e.to_dict() for e in sim.run_until(run.duration)]
+
+
+def wait_for(predicate, timeout: float = 20.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_run_to_the_end_publishes_every_event_once(run_factory):
+    run = run_factory(speed=100, duration="2m")
+    thread, _, outcome = drive_in_thread(run.id)
+    thread.join(30)
+    assert outcome == ["finished"]
+    run.refresh_from_db()
+    assert run.status == RunStatus.FINISHED and run.t_reached == pytest.approx(120)
+    events = logged_events(run.id)
+    assert events_hash(events) == events_hash(reference(run, []))
+    assert run.last_seq == events[-1]["seq"]
+    assert runstore.read_snapshot(run.id)["last_seq"] == run.last_seq
+    assert run.id not in runstore.active_runs()
+
+
+def test_command_gets_at_persisted_before_it_applies(run_factory):
+    run = run_factory(speed=20, duration="3m")
+    thread, stop, _ = drive_in_thread(run.id)
+    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 10, what="t > 10")
+    command = Command.objects.create(
+        run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet", payload={"action": "stop-kubelet", "node": "node-2"}
+    )
+    runstore.notify_command(run.id, command.pk)
+    ack = runstore.wait_ack(command.pk, 5)
+    command.refresh_from_db()
+    assert ack["status"] == "applied" and command.status == CommandStatus.APPLIED
+    assert command.at == ack["at"] > 10
+    stop.set()
+    thread.join(10)
+    faults = [e for e in logged_events(run.id) if e["type"] == "fault"]
+    assert [(f["action"], f["t"]) for f in faults] == [("stop-kubelet", pytest.approx(command.at, abs=1e-6))]
+
+
+def test_rejected_command_is_marked_and_not_replayed(run_factory):
+    run = run_factory(speed=10)
+    thread, stop, _ = drive_in_thread(run.id)
+    command = Command.objects.create(
+        run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet", payload={"action": "stop-kubelet", "node": "node-77"}
+    )
+    runstore.notify_command(run.id, command.pk)
+    ack = runstore.wait_ack(command.pk, 5)
+    stop.set()
+    thread.join(10)
+    command.refresh_from_db()
+    assert ack["status"] == "rejected" and "node-77" in ack["error"]
+    assert command.status == CommandStatus.REJECTED
+
+
+def test_second_driver_continues_exactly_where_the_first_stopped(run_factory):
+    run = run_factory(speed=50, duration="3m")
+    first, stop_first, outcome_first = drive_in_thread(run.id)
+    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 30, what="t > 30")
+    command = Command.objects.create(
+        run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet", payload={"action": "stop-kubelet", "node": "node-1"}
+    )
+    runstore.notify_command(run.id, command.pk)
+    assert runstore.wait_ack(command.pk, 5)["status"] == "applied"
+    stop_first.set()
+    first.join(10)
+    assert outcome_first == ["worker-stopping"]
+    assert runstore.lease_holder(run.id) is None
+
+    second, _, outcome_second = drive_in_thread(run.id)
+    second.join(30)
+    assert outcome_second == ["finished"]
+    command.refresh_from_db()
+    events = logged_events(run.id)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert events_hash(events) == events_hash(reference(run, [command]))
+
+
+def test_a_driver_that_lost_its_lease_stops_publishing(run_factory):
+    run = run_factory(speed=5, duration="30m")
+    thread, _, outcome = drive_in_thread(run.id)
+    wait_for(lambda: runstore.lease_holder(run.id) is not None, what="lease")
+    get_redis().set(runstore.lease_key(run.id), "usurper", px=10_000)
+    thread.join(10)
+    assert outcome == ["lease-lost"]
+    assert runstore.lease_holder(run.id) == "usurper"
+
+
+def test_only_one_driver_owns_a_run(run_factory):
+    run = run_factory(speed=1, duration="30m")
+    thread, stop, _ = drive_in_thread(run.id)
+    wait_for(lambda: runstore.lease_holder(run.id) is not None, what="lease")
+    assert RunDriver(run.id).drive() == "owned-elsewhere"
+    stop.set()
+    thread.join(10)
+
+
+def test_idle_run_stops(run_factory, settings):
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "IDLE_SECONDS": 1.0}
+    run = run_factory(speed=1, duration="30m")
+    thread, _, outcome = drive_in_thread(run.id)
+    thread.join(15)
+    assert outcome == ["idle"]
+    run.refresh_from_db()
+    assert run.status == RunStatus.IDLE and "nobody watched" in run.end_reason
+
+
+def test_ended_run_is_not_driven_again(run_factory):
+    run = run_factory(status=RunStatus.FINISHED)
+    assert RunDriver(run.id).drive() == "ended"
+    assert run.id not in runstore.active_runs()
