@@ -1,0 +1,1 @@
+"""The classroom's HTML pages: the scenario catalogue, the live run page, scenario links."""

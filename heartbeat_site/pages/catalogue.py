@@ -1,0 +1,63 @@
+"""The scenario catalogue as the home page shows it, in the page's language."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from heartbeat_site.pages.faults import fault_actions
+
+
+@dataclass(frozen=True)
+class ScenarioCard:
+    name: str
+    title: str
+    watch: str
+    node_count: int
+    zone_count: int
+    duration: float
+    version: str
+    faults: list[str]
+
+    @property
+    def minutes(self) -> int:
+        return max(1, round(self.duration / 60))
+
+
+def localized(text: dict | str | None, language: str) -> str:
+    """Pick the zh or en text of a library `{en, zh}` field for a Django language code."""
+    if isinstance(text, dict):
+        if language.startswith("zh"):
+            return text.get("zh") or text.get("en", "")
+        return text.get("en") or text.get("zh", "")
+    return text or ""
+
+
+def _zone_count(document: dict) -> int:
+    zones = (document.get("cluster") or {}).get("zones") or []
+    return max(1, len(zones))
+
+
+def card_for(scenario, language: str) -> ScenarioCard:
+    document = scenario.document
+    return ScenarioCard(
+        name=scenario.name,
+        title=localized(scenario.title, language),
+        watch=localized(scenario.watch, language),
+        node_count=scenario.node_count,
+        zone_count=_zone_count(document),
+        duration=scenario.duration,
+        version=scenario.version,
+        faults=[a for a in scenario.fault_actions if a in fault_actions()],
+    )
+
+
+def scenario_cards(language: str) -> list[ScenarioCard]:
+    from simulation import builtin_scenarios
+
+    return [card_for(s, language) for s in builtin_scenarios()]
+
+
+def find_scenario(name: str):
+    from simulation import get_builtin
+
+    return get_builtin(name)

@@ -1,0 +1,312 @@
+"""Every text the page scripts show, translated by gettext like the templates.
+
+The scripts get this dict as JSON (see `ui_strings`), so one .po file covers the whole page.
+Placeholders in braces are filled in by the scripts (static/js/i18n.js).
+"""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+
+# Decision rules of the simulation (`rule` ids): a short title and a plain-language explanation.
+# English pages show the simulation's own sentence; the explanation here is what other languages
+# show, so every rule id the library emits must be listed (tests/browser checks the catalogue).
+RULES = {
+    "nlc.monitor-pass": (
+        _("Node health pass"),
+        _("monitorNodeHealth runs every node-monitor-period (5 s): it reads every Node and Lease from its informer cache, updates each node's probe timestamp, then decides taints and zone states."),
+    ),
+    "nlc.mark-unknown": (
+        _("Mark the node Unknown"),
+        _("No new status heartbeat and no newer Lease renewTime were seen for longer than the grace period, so the controller sets Ready, MemoryPressure, DiskPressure and PIDPressure to Unknown (reason NodeStatusUnknown). lastHeartbeatTime keeps the kubelet's last post."),
+    ),
+    "nlc.mark-pods-not-ready": (
+        _("Mark the node's pods NotReady"),
+        _("Ready went from True to something else in this pass, so every pod bound to the node gets Ready=False (MarkPodsNotReady). This only happens on the controller's own True to Unknown change: a kubelet that reports Ready=False does not get its pods marked."),
+    ),
+    "nlc.enqueue-taint": (
+        _("Queue a NoExecute taint"),
+        _("Ready was False or Unknown at the start of the pass, so processTaintBaseEviction puts the node in its zone's rate-limited queue; the tainting loop (every 100 ms) adds the NoExecute taint when the zone's token bucket allows."),
+    ),
+    "nlc.taint-no-execute": (
+        _("Add the NoExecute taint"),
+        _("The zone's token bucket gave a token and the node is still not Ready: the controller adds not-ready:NoExecute (Ready False) or unreachable:NoExecute (Ready Unknown), following Ready at tainting time."),
+    ),
+    "nlc.swap-taint": (
+        _("Swap the NoExecute taint"),
+        _("Ready moved between False and Unknown while the node already had the other NoExecute taint: the controller swaps it at once, without the rate limiter (add the new taint, then remove the old one). Running eviction countdowns are kept."),
+    ),
+    "nlc.taint-skipped": (
+        _("Tainting skipped"),
+        _("The queued node is Ready again (or gone) when its turn came: nothing is tainted, but the attempt still used a token."),
+    ),
+    "nlc.mark-reachable": (
+        _("Node reachable: remove NoExecute taints"),
+        _("Ready was True at the start of the pass (or the controller sees the node for the first time): it removes the not-ready and unreachable NoExecute taints and takes the node out of its zone queue."),
+    ),
+    "nlc.no-schedule-taints": (
+        _("Taint nodes by condition"),
+        _("On every Node change the controller matches NoSchedule taints to the conditions: Ready False gives not-ready, Ready Unknown gives unreachable, pressure conditions give their own taints. Not rate limited."),
+    ),
+    "nlc.swap-limiter": (
+        _("Change the zone's eviction rate"),
+        _("The zone changed state: Normal uses node-eviction-rate (0.1 nodes/s), PartialDisruption uses secondary-node-eviction-rate in zones larger than 50 nodes and 0 otherwise, FullDisruption uses node-eviction-rate unless every zone is down."),
+    ),
+    "nlc.enter-master-disruption": (
+        _("Every zone is down: stop evicting"),
+        _("All zones are in FullDisruption, so the controller assumes its own connectivity is the problem: it removes every NoExecute taint it added and stops tainting until a node is Ready again."),
+    ),
+    "nlc.exit-master-disruption": (
+        _("A zone is back: resume evicting"),
+        _("At least one node is Ready again: every node gets a fresh probe timestamp (a full grace period) and each zone goes back to the rate of its state."),
+    ),
+    "tec.schedule-deletion": (
+        _("Schedule the pod's deletion"),
+        _("The node has NoExecute taints and the pod tolerates them for a limited time: the deletion is scheduled at the moment the taint was observed plus the smallest tolerationSeconds of the first matching tolerations."),
+    ),
+    "tec.keep-schedule": (
+        _("Keep the running countdown"),
+        _("A deletion is already scheduled: a taint swap or a new taint the pod tolerates does not move it."),
+    ),
+    "tec.delete-now": (
+        _("Delete the pod now"),
+        _("The pod has no toleration for one of the node's NoExecute taints (or its tolerationSeconds is zero or less): it is deleted at once."),
+    ),
+    "tec.tolerate-forever": (
+        _("Tolerate for ever"),
+        _("The matching tolerations set no tolerationSeconds (DaemonSet pods, for example): the pod is never evicted by taints."),
+    ),
+    "tec.cancel": (
+        _("Cancel the deletion"),
+        _("The NoExecute taints are gone (the node recovered): every pending deletion of pods on the node is cancelled."),
+    ),
+    "tec.evict": (
+        _("Evict the pod"),
+        _("The toleration time is over: the controller adds the DisruptionTarget condition (DeletionByTaintManager) and deletes the pod gracefully. It stays Terminating while its kubelet is unreachable."),
+    ),
+    "kubelet.evict-pressure": (
+        _("Kubelet evicts under pressure"),
+        _("The kubelet's eviction manager saw a resource below its threshold: it evicts pods itself (phase Failed, reason Evicted). This has nothing to do with taint-based eviction."),
+    ),
+    "kubelet.shutdown": (
+        _("Graceful node shutdown"),
+        _("The kubelet received the shutdown signal: it posts Ready=False (node is shutting down) at once and terminates pods within shutdownGracePeriod."),
+    ),
+}
+
+ACTIONS = {
+    "stop-kubelet": _("Stop kubelet"),
+    "start-kubelet": _("Start kubelet"),
+    "stop-runtime": _("Stop container runtime"),
+    "start-runtime": _("Start container runtime"),
+    "partition": _("Cut off from the API server"),
+    "heal": _("Heal the partition"),
+    "start-pressure": _("Start resource pressure"),
+    "stop-pressure": _("Stop resource pressure"),
+    "fail-lease-writes": _("Fail Lease writes"),
+    "restore-lease-writes": _("Restore Lease writes"),
+    "fail-status-writes": _("Fail status writes"),
+    "restore-status-writes": _("Restore status writes"),
+    "slow-apiserver": _("Slow down the API server"),
+    "restore-apiserver": _("Restore the API server"),
+    "shutdown": _("Graceful shutdown"),
+    "power-off": _("Power off"),
+    "power-on": _("Power on"),
+    "cordon": _("Cordon"),
+    "uncordon": _("Uncordon"),
+    "create-node": _("Create a node"),
+    "delete-node": _("Delete the node (instance terminated)"),
+    "zone-outage": _("Zone outage"),
+    "zone-heal": _("Heal the zone"),
+    "restart-controller-manager": _("Restart kube-controller-manager"),
+}
+
+FAULT_FLAGS = {
+    "stop-kubelet": _("kubelet stopped"),
+    "stop-runtime": _("runtime down"),
+    "partition": _("partitioned"),
+    "start-pressure": _("{resource} pressure"),
+    "fail-lease-writes": _("Lease writes fail"),
+    "fail-status-writes": _("status writes fail"),
+    "slow-apiserver": _("slow API server"),
+    "power-off": _("powered off"),
+    "shutdown": _("shutting down"),
+    "cordon": _("cordoned"),
+    "zone-outage": _("zone outage"),
+}
+
+TRANSITIONS = {
+    "node-ready": _("{node}: Ready {from} → {to}"),
+    "node-condition": _("{node}: {key} {from} → {to}"),
+    "taint-added": _("{node}: taint {key}:{effect} added"),
+    "taint-removed": _("{node}: taint {key}:{effect} removed"),
+    "pod-ready": _("Pod {pod}: Ready {from} → {to}"),
+    "pod-phase": _("Pod {pod}: phase {from} → {to}"),
+    "pod-terminating": _("Pod {pod} is Terminating"),
+    "pod-deleted": _("Pod {pod} deleted"),
+    "pod-created": _("Pod {pod} created"),
+    "pod-scheduled": _("Pod {pod} scheduled to {to}"),
+    "endpoint": _("Endpoint of pod {pod}: {to}"),
+    "zone-state": _("Zone {key}: {from} → {to}"),
+    "node-created": _("Node {node} created"),
+    "node-deleted": _("Node {node} deleted"),
+}
+
+LANES = {
+    "other-kubelets": _("other nodes' kubelets"),
+    "kubelet-lease": _("{node} kubelet\nlease controller"),
+    "kubelet-status": _("{node} kubelet\nsyncNodeStatus"),
+    "kube-apiserver": _("kube-apiserver"),
+    "node-lifecycle-controller": _("node lifecycle controller"),
+    "taint-eviction-controller": _("taint eviction controller"),
+    "kube-scheduler": _("kube-scheduler"),
+    "endpointslice-controller": _("EndpointSlice controller"),
+    "workload-controllers": _("ReplicaSet, DaemonSet, PodGC"),
+}
+
+# Which branch of tryUpdateNodeHealth refreshed (or did not refresh) the probe timestamp.
+BRANCHES = {
+    "lease-renewed": _("newer Lease renewTime, probe refreshed"),
+    "status-posted": _("new status heartbeat, probe refreshed"),
+    "status-posted+lease": _("new status and Lease, probe refreshed"),
+    "no-news": _("nothing new"),
+    "first-seen": _("first sight, probe starts now"),
+    "ready-appeared": _("Ready appeared, probe starts now"),
+    "ready-vanished": _("Ready vanished"),
+    "no-ready-condition": _("no Ready condition yet (startup grace)"),
+}
+
+TEXTS = {
+    "seq.deadline": _("Unknown after {t}"),
+    "clock.viewers": _("{n} watching"),
+    "clock.paused": _("paused"),
+    "clock.running": _("running"),
+    "conn.connecting": _("connecting…"),
+    "conn.live": _("live"),
+    "conn.reconnecting": _("reconnecting…"),
+    "conn.resynced": _("resynced"),
+    "conn.gone": _("run not available"),
+    "run-status.running": _("running"),
+    "run-status.paused": _("paused"),
+    "run-status.finished": _("finished"),
+    "run-status.stopped": _("stopped"),
+    "run-status.pending": _("starting"),
+    "run-status.failed": _("failed"),
+    "toast.sent": _("{action}: applies at T+{at}"),
+    "toast.refused": _("Refused ({status}): {message}"),
+    "share.copied": _("Viewer link copied"),
+    "cluster.no-zone": _("(no zone label)"),
+    "cluster.rate": _("eviction rate {rate}/s"),
+    "cluster.tokens": _("tokens {tokens}"),
+    "cluster.queue": _("queue: {nodes}"),
+    "cluster.pending": _("Pods waiting for a node"),
+    "cluster.no-lease": _("no Lease yet"),
+    "cluster.lease-age": _("Lease renewed {age} s ago (grace {grace} s)"),
+    "cluster.no-status": _("no status posted yet"),
+    "cluster.status-post": _("last status post {age} ago"),
+    "cluster.evicts-in": _("evicted in {left}"),
+    "zone-state.Initial": _("Initial"),
+    "zone-state.Normal": _("Normal"),
+    "zone-state.PartialDisruption": _("PartialDisruption"),
+    "zone-state.FullDisruption": _("FullDisruption"),
+    "pod-state.Ready": _("Ready"),
+    "pod-state.NotReady": _("NotReady"),
+    "pod-state.Terminating": _("Terminating"),
+    "pod-state.Pending": _("Pending"),
+    "pod-state.Succeeded": _("Succeeded"),
+    "pod-state.Failed": _("Failed"),
+    "pod-state.Unknown": _("Unknown"),
+    "timeline.fault": _("faults"),
+    "timeline.node": _("nodes"),
+    "timeline.taint": _("taints"),
+    "timeline.pod": _("pods"),
+    "timeline.zone": _("zones"),
+    "arch.kubelet": _("kubelet"),
+    "arch.lease-ctl": _("node lease controller"),
+    "arch.status-ctl": _("syncNodeStatus"),
+    "arch.apiserver": _("kube-apiserver"),
+    "arch.obj-lease": _("Lease (kube-node-lease)"),
+    "arch.obj-node": _("Node .status"),
+    "arch.obj-pods": _("Pods, EndpointSlices"),
+    "arch.nlc": _("node lifecycle controller"),
+    "arch.tec": _("taint eviction controller"),
+    "arch.sched": _("kube-scheduler"),
+    "arch.eps": _("EndpointSlice controller"),
+    "arch.rs": _("ReplicaSet controller"),
+    "arch.e-lease": _("PUT every 10 s"),
+    "arch.e-status": _("PATCH on change / 5 min"),
+    "arch.e-watch": _("watch"),
+    "arch.e-nlc-write": _("Unknown, taints"),
+    "arch.e-tec-write": _("DELETE pods"),
+    "arch.e-rs": _("new pods"),
+    "arch.renewed-ago": _("renewed {age} s ago"),
+    "arch.pods": _("{n} pods on the node"),
+    "arch.grace": _("grace period {grace} s"),
+    "health.pass": _("monitorNodeHealth pass, every 5 s"),
+    "health.q-signal": _("New status heartbeat, or a newer Lease renewTime?"),
+    "health.probe": _("probeTimestamp := now"),
+    "health.q-grace": _("now > probeTimestamp + grace period?"),
+    "health.unknown": _("Ready and pressure conditions := Unknown"),
+    "health.keep": _("keep what the kubelet posted"),
+    "health.q-observed": _("Ready at the start of the pass?"),
+    "health.untaint": _("remove NoExecute taints, leave the queue"),
+    "health.enq-nr": _("queue not-ready:NoExecute"),
+    "health.enq-ur": _("queue unreachable:NoExecute"),
+    "health.mark-pods": _("now not True: MarkPodsNotReady"),
+    "health.zones": _("zone states and rate limiters, then the 100 ms tainting loop"),
+    "health.yes": _("yes"),
+    "health.no": _("no"),
+    "health.true": _("True"),
+    "health.false": _("False"),
+    "health.unknown-branch": _("Unknown"),
+    "health.now-not-true": _("now ≠ True"),
+    "eviction.pick": _("Pick a pod on the cluster view to see the taint eviction controller's decision."),
+    "eviction.q-taints": _("NoExecute taints on the pod's node"),
+    "eviction.no-taints": _("none: nothing to decide"),
+    "eviction.q-toleration": _("For each taint, the FIRST toleration (in spec order) that tolerates it"),
+    "eviction.now": _("a taint is not tolerated: delete now"),
+    "eviction.never": _("no tolerationSeconds: never evicted"),
+    "eviction.after": _("delete after the smallest tolerationSeconds ({seconds} s), counted from when the controller saw the taint"),
+    "eviction.estimated": _("estimated from the taint's timeAdded"),
+    "eviction.terminating": _("Deleted: the pod stays Terminating until its kubelet confirms (or the node object goes)."),
+    "eviction.note": _("A taint swap between not-ready and unreachable keeps the countdown; removing the taints cancels it."),
+    "why.write": _("Write request"),
+    "why.read": _("Read request"),
+    "why.as": _("as"),
+    "why.request-failed": _("{request} never reached the API server (timeout)."),
+    "why.watch": _("The API server delivered the change of {object} to the informers watching it."),
+    "why.fault": _("The trainer applied: {action} {target}"),
+    "why.inputs": _("Inputs"),
+    "why.outcome": _("Outcome:"),
+    "why.source": _("Source:"),
+    "why.because": _("Because of this decision"),
+    "why.kubelet.kubelet-lease": _("The kubelet's node lease controller renews its Lease every 10 s (a quarter of leaseDurationSeconds, with up to 4 % jitter). This renewal is the node's liveness heartbeat."),
+    "why.kubelet.kubelet-status": _("syncNodeStatus computes the node status every 10 s and sends it only when something changed or 5 minutes passed since the last report."),
+    "why.kubelet.kubelet": _("The kubelet reports the status of its pods."),
+    "faults.scope-node": _("Node"),
+    "faults.scope-zone": _("Zone"),
+    "faults.scope-cluster": _("Cluster"),
+    "faults.resource": _("resource"),
+    "faults.for": _("undo after"),
+    "faults.latency": _("latency"),
+    "home.starting": _("Starting…"),
+    "home.failed": _("Could not start the run: {message}"),
+}
+
+
+def action_names() -> dict[str, str]:
+    return {k: str(v) for k, v in ACTIONS.items()}
+
+
+def ui_strings() -> dict[str, str]:
+    """The page's strings in the active language, keyed as the scripts look them up."""
+    strings = {k: str(v) for k, v in TEXTS.items()}
+    strings.update({f"action.{k}": str(v) for k, v in ACTIONS.items()})
+    strings.update({f"fault-flag.{k}": str(v) for k, v in FAULT_FLAGS.items()})
+    strings.update({f"transition.{k}": str(v) for k, v in TRANSITIONS.items()})
+    strings.update({f"lane.{k}": str(v) for k, v in LANES.items()})
+    strings.update({f"branch.{k}": str(v) for k, v in BRANCHES.items()})
+    for rule, (title, explain) in RULES.items():
+        strings[f"rule.{rule}"] = str(title)
+        strings[f"rule-explain.{rule}"] = str(explain)
+    return strings

@@ -1,0 +1,12 @@
+"""HTML pages. The control token never appears here: it travels in the URL fragment."""
+
+from django.urls import path
+
+from heartbeat_site.pages import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("runs/<str:run_id>/", views.run_page, name="run"),
+    path("scenarios/<slug:name>/", views.scenario_link, name="scenario-link"),
+    path("lang/<str:code>/", views.switch_language, name="switch-language"),
+]

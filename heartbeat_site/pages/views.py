@@ -1,0 +1,68 @@
+"""Thin views: they pick the language's texts and hand the page its configuration."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.templatetags.static import static
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import get_language
+
+from heartbeat_site.pages.catalogue import find_scenario, localized, scenario_cards
+from heartbeat_site.pages.faults import fault_actions
+from heartbeat_site.pages.strings import action_names, ui_strings
+
+
+def _language() -> str:
+    return get_language() or settings.LANGUAGE_CODE
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    language = _language()
+    return render(request, "pages/home.html", {
+        "cards": scenario_cards(language),
+        "action_names": action_names(),
+        "page_config": {"strings": ui_strings(), "lang": language},
+    })
+
+
+def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
+    if len(run_id) > 64:
+        raise Http404("no such run")
+    config = {
+        "run": run_id,
+        "ws": f"/ws/runs/{run_id}/",
+        "lang": _language(),
+        "faultActions": list(fault_actions()),
+        "strings": ui_strings(),
+        "mermaid": static("vendor/mermaid.min.js"),
+        "duration": 900,
+    }
+    return render(request, "pages/run.html", {"page_config": config, "run_id": run_id})
+
+
+def scenario_link(request: HttpRequest, name: str) -> HttpResponse:
+    """A scenario link: opening it starts a private run of that recipe (the page POSTs it)."""
+    scenario = find_scenario(name)
+    if scenario is None:
+        raise Http404("no such scenario")
+    language = _language()
+    return render(request, "pages/scenario.html", {
+        "scenario": scenario,
+        "title": localized(scenario.title, language),
+        "watch": localized(scenario.watch, language),
+        "page_config": {"strings": ui_strings(), "lang": language, "scenario": scenario.name},
+    })
+
+
+def switch_language(request: HttpRequest, code: str) -> HttpResponse:
+    """Sets the language cookie LocaleMiddleware reads, then goes back where the user was."""
+    if code not in dict(settings.LANGUAGES):
+        raise Http404("no such language")
+    target = request.GET.get("next") or "/"
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        target = "/"
+    response = HttpResponseRedirect(target)
+    response.set_cookie(settings.LANGUAGE_COOKIE_NAME, code, max_age=365 * 24 * 3600, samesite="Lax")
+    return response

@@ -1,0 +1,315 @@
+// Composition root of the run page: one websocket feeds one object store; every panel reads
+// from it. Control mode exists only when the URL fragment carried a control token.
+import { RunConnection } from "./connection.js";
+import { ControllerState } from "./controllers.js";
+import { ClusterView } from "./cluster-view.js";
+import { getScenario, parseDuration, sendCommand, viewerLink } from "./api.js";
+import { FaultPanel } from "./faults.js";
+import { ArchitectureDiagram } from "./flows/architecture.js";
+import { EvictionFlow } from "./flows/eviction.js";
+import { HealthFlowchart } from "./flows/health.js";
+import { makeTranslator, readJson } from "./i18n.js";
+import { nameOf, naturalCompare, readyOf, zoneOf } from "./k8s.js";
+import { KubectlPanel } from "./kubectl-panel.js";
+import { SequenceView } from "./sequence/view.js";
+import { renderStatic, sequenceToMermaid } from "./static-diagrams.js";
+import { ObjectStore } from "./store.js";
+import { formatOffset, formatUtc, VirtualClock } from "./time.js";
+import { Timeline } from "./timeline.js";
+import { renderWhy } from "./why.js";
+
+const LOG_MAX = 30000; // events kept for explanations, refocus and scroll-back
+
+/** Takes the control token out of the fragment (so it never shows on a projector) into this tab. */
+function takeControlToken(runId) {
+  const key = `heartbeat-control-${runId}`;
+  const match = location.hash.match(/control=([^&]+)/);
+  if (match) {
+    sessionStorage.setItem(key, decodeURIComponent(match[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem(key);
+}
+
+class RunPage {
+  constructor(config) {
+    this.config = config;
+    this.t = makeTranslator(config.strings);
+    this.lang = config.lang;
+    this.token = takeControlToken(config.run);
+    this.control = Boolean(this.token);
+    document.body.dataset.mode = this.control ? "control" : "viewer";
+    this.store = new ObjectStore();
+    this.controllers = new ControllerState();
+    this.clock = new VirtualClock();
+    this.log = [];
+    this.focus = sessionStorage.getItem(`heartbeat-focus-${config.run}`);
+    this.selectedPod = null;
+    this.renderedVersion = -1;
+    this.lastTick = 0;
+    this.activeTab = "flows";
+    this.#build();
+    this.connection = new RunConnection(config.ws, {
+      lastSeq: () => this.store.lastSeq,
+      onSnapshot: (msg) => this.onSnapshot(msg),
+      onFrame: (msg) => this.onFrame(msg),
+      onPresence: (n) => this.#setText("#viewers", this.t("clock.viewers", { n })),
+      onStatus: (msg) => this.onStatus(msg),
+      onError: (message) => this.toast(message),
+      onState: (state) => this.onConnectionState(state),
+    });
+    window.heartbeat = this; // tests and the benchmark read the page's state from here
+    const loop = (now) => {
+      if (now - this.lastTick >= 100) {
+        this.lastTick = now;
+        this.tick();
+      }
+      requestAnimationFrame(loop);
+    };
+    requestAnimationFrame(loop);
+  }
+
+  #build() {
+    const t = this.t;
+    const $ = (sel) => document.querySelector(sel);
+    this.cluster = new ClusterView($("#cluster"), {
+      t, store: this.store, controllers: this.controllers, clock: this.clock,
+      onFocus: (node) => this.setFocus(node),
+      onSelectPod: (key) => this.selectPod(key),
+    });
+    this.sequence = new SequenceView($("#sequence"), { d3: window.d3, t, onSelect: (e) => this.explain(e) });
+    this.timeline = new Timeline($("#timeline"), { t, onSelect: (e) => e && this.explain(e), duration: this.config.duration });
+    this.arch = new ArchitectureDiagram($("#flow-arch"), { t });
+    this.health = new HealthFlowchart($("#flow-health"), { t });
+    this.eviction = new EvictionFlow($("#flow-eviction"), { t });
+    this.kubectl = new KubectlPanel($("#kubectl"), { store: this.store, clock: this.clock });
+    for (const tab of document.querySelectorAll("[data-tab]")) {
+      tab.addEventListener("click", () => this.showTab(tab.dataset.tab));
+    }
+    $("#export-sequence")?.addEventListener("click", () => this.exportSequence());
+    if (this.control) {
+      $("#control-bar").hidden = false;
+      $("#faults").hidden = false;
+      this.faults = new FaultPanel($("#fault-buttons"), {
+        t, actions: this.config.faultActions,
+        getContext: () => ({ ...this.faults.options(), node: this.focus, zone: zoneOf(this.store.node(this.focus)),
+          newNode: this.#nextNodeName(), newZone: zoneOf(this.store.node(this.focus)), kubelet: true }),
+        send: (cmd) => this.command(cmd),
+      });
+      $("#btn-pause").addEventListener("click", () => this.command({ action: "pause" }));
+      $("#btn-resume").addEventListener("click", () => this.command({ action: "resume" }));
+      $("#btn-step").addEventListener("click", () => this.command({ action: "step" }));
+      $("#speed").addEventListener("change", (e) => this.command({ action: "speed", value: Number(e.target.value) }));
+      const share = $("#share-viewer");
+      share.value = viewerLink(this.config.run);
+      $("#copy-viewer").addEventListener("click", async () => {
+        share.select();
+        try {
+          await navigator.clipboard.writeText(share.value);
+        } catch {
+          document.execCommand("copy");
+        }
+        this.toast(t("share.copied"));
+      });
+    } else {
+      // A viewer page has no fault buttons and no control bar at all, not merely hidden ones.
+      $("#faults")?.remove();
+      $("#control-bar")?.remove();
+    }
+    this.showTab(this.activeTab);
+  }
+
+  #nextNodeName() {
+    const names = this.store.list("nodes").map(nameOf);
+    let i = names.length + 1;
+    while (names.includes(`node-${i}`)) i++;
+    return `node-${i}`;
+  }
+
+  #setText(sel, text) {
+    const node = document.querySelector(sel);
+    if (node && node.textContent !== text) node.textContent = text;
+  }
+
+  onSnapshot(msg) {
+    const snapshot = msg.snapshot ?? {};
+    this.store.loadSnapshot({ ...snapshot, last_seq: msg.last_seq ?? snapshot.last_seq });
+    this.controllers.loadSnapshot(snapshot);
+    this.clock.anchor(snapshot.time, snapshot.t ?? 0);
+    this.clock.update(msg.clock ?? { t: snapshot.t ?? 0, speed: 1, paused: true });
+    if (msg.run) this.onStatus(msg.run);
+    const nodes = this.store.list("nodes").map(nameOf).sort(naturalCompare);
+    if (!this.focus || !nodes.includes(this.focus)) this.focus = nodes.includes("node-2") ? "node-2" : nodes[0] ?? null;
+    this.setFocus(this.focus, { force: true });
+    this.timeline.reset(this.log);
+    this.renderedVersion = -1;
+    this.#scenarioInfo(snapshot.scenario);
+  }
+
+  /** Scenario title in the page's language, and its length for the timeline's axis. */
+  async #scenarioInfo(scenario) {
+    if (!scenario?.name || this.scenarioName === scenario.name) return;
+    this.scenarioName = scenario.name;
+    const title = scenario.title?.[this.lang.startsWith("zh") ? "zh" : "en"] ?? scenario.title?.en ?? scenario.name;
+    this.#setText("#scenario-title", title);
+    try {
+      const doc = await getScenario(scenario.name);
+      const seconds = parseDuration((doc?.document ?? doc)?.duration);
+      if (seconds) this.timeline.setDuration(seconds);
+    } catch {
+      // A custom scenario has no catalogue entry: the timeline grows with the run instead.
+    }
+  }
+
+  onFrame(msg) {
+    this.clock.update(msg.clock);
+    const fresh = [];
+    for (const event of msg.events ?? []) {
+      if (!this.store.apply(event)) continue; // already seen (overlap after a resume)
+      this.controllers.apply(event);
+      this.log.push(event);
+      this.arch.pulse(event, this.focus);
+      fresh.push(event);
+    }
+    if (this.log.length > LOG_MAX) this.log.splice(0, this.log.length - LOG_MAX);
+    if (fresh.length) {
+      this.sequence.append(fresh);
+      this.timeline.append(fresh);
+    }
+    this.lastFrameAt = performance.now();
+    this.framesSeen = (this.framesSeen ?? 0) + 1;
+  }
+
+  onStatus(msg) {
+    const status = msg.status ?? msg.run?.status;
+    if (status) {
+      document.body.dataset.runStatus = status;
+      // The clock already says running/paused; the status line speaks only when it differs.
+      const shown = ["running", "paused"].includes(status) ? "" : this.t(`run-status.${status}`, {}, status);
+      this.#setText("#run-status", shown);
+    }
+    if (msg.clock) this.clock.update(msg.clock);
+  }
+
+  onConnectionState(state) {
+    const badge = document.querySelector("#conn-state");
+    badge.dataset.state = state;
+    badge.textContent = this.t(`conn.${state}`);
+    if (state === "resynced") setTimeout(() => {
+      if (this.connection.state === "resynced") this.connection.setState("live");
+    }, 2500);
+  }
+
+  setFocus(node, { force = false } = {}) {
+    if (!node || (node === this.focus && !force)) return;
+    this.focus = node;
+    sessionStorage.setItem(`heartbeat-focus-${this.config.run}`, node);
+    this.cluster.setFocus(node);
+    this.sequence.setFocus(node, this.log);
+    this.kubectl.setNode(node);
+    this.faults?.setTarget({ node, zone: zoneOf(this.store.node(node)) });
+    this.#setText("#focus-name", node);
+    this.renderedVersion = -1;
+  }
+
+  selectPod(key) {
+    this.selectedPod = key;
+    this.cluster.setSelectedPod(key);
+    this.showTab("flows");
+    this.renderedVersion = -1;
+  }
+
+  explain(event) {
+    if (!event) return;
+    document.querySelector("#why").replaceChildren(renderWhy(event, { t: this.t, lang: this.lang, log: this.log }));
+    for (const row of document.querySelectorAll("#sequence g.row.selected")) row.classList.remove("selected");
+    document.querySelector(`#sequence g.row[data-seq="${event.seq}"]`)?.classList.add("selected");
+    this.showTab("why");
+  }
+
+  showTab(name) {
+    this.activeTab = name;
+    for (const tab of document.querySelectorAll("[data-tab]")) tab.setAttribute("aria-selected", String(tab.dataset.tab === name));
+    for (const panel of document.querySelectorAll("[data-panel]")) panel.hidden = panel.dataset.panel !== name;
+    if (name === "diagrams") renderStatic(document.querySelector("#static-diagrams"), this.config.mermaid).catch((e) => this.toast(String(e)));
+    this.renderedVersion = -1;
+  }
+
+  async exportSequence() {
+    const rows = this.sequence.model.rows.slice(-150);
+    const text = sequenceToMermaid(rows, (id) => this.t(`lane.${id}`, { node: this.focus ?? "" }));
+    const out = document.querySelector("#export-output");
+    out.textContent = text;
+    out.hidden = false;
+    const blob = new Blob([text], { type: "text/plain" });
+    const link = document.querySelector("#export-download");
+    link.href = URL.createObjectURL(blob);
+    link.hidden = false;
+  }
+
+  async command(cmd) {
+    try {
+      const result = await sendCommand(this.config.run, this.token, cmd);
+      const label = this.t(`action.${cmd.action}`, {}, cmd.action);
+      this.toast(this.t("toast.sent", { action: label, at: result?.at !== undefined ? formatOffset(result.at) : "" }));
+    } catch (e) {
+      this.toast(this.t("toast.refused", { status: e.status ?? "", message: e.message }), true);
+    }
+  }
+
+  toast(text, bad = false) {
+    const box = document.querySelector("#toast");
+    const item = document.createElement("div");
+    item.className = `toast-item${bad ? " bad" : ""}`;
+    item.textContent = text;
+    box.append(item);
+    setTimeout(() => item.remove(), 5000);
+  }
+
+  /** Redraws what changed (structure) and moves what moves (bars), ~10 times a second. */
+  tick() {
+    const now = this.clock.now();
+    this.#setText("#clock-time", `T+${formatOffset(now)}`);
+    this.#setText("#clock-utc", `${formatUtc(this.clock.nowMs())} UTC`);
+    this.#setText("#clock-speed", `${this.clock.speed}×`);
+    document.body.dataset.paused = String(this.clock.paused);
+    this.#setText("#clock-state", this.t(this.clock.paused ? "clock.paused" : "clock.running"));
+    const version = this.store.version + this.controllers.version * 1e6;
+    if (version !== this.renderedVersion) {
+      this.renderedVersion = version;
+      this.cluster.render();
+      if (this.activeTab === "kubectl") this.kubectl.render();
+      this.health.highlight(this.controllers.lastPass.get(this.focus));
+    } else {
+      this.cluster.tick();
+    }
+    if (this.activeTab === "kubectl" && this.kubectl.command !== "get-lease") this.kubectl.render();
+    if (this.activeTab === "flows") this.#flowValues(now);
+    this.timeline.setNow(now);
+  }
+
+  #flowValues(now) {
+    const node = this.store.node(this.focus);
+    const lease = this.store.lease(this.focus);
+    const renew = lease ? this.clock.secondsOf(lease.spec?.renewTime) : null;
+    this.arch.setValues({
+      kubelet: this.focus ?? "",
+      "obj-lease": renew === null ? "—" : this.t("arch.renewed-ago", { age: Math.max(0, now - renew).toFixed(1) }),
+      "obj-node": `Ready=${readyOf(node) ?? "—"}`,
+      "obj-pods": this.t("arch.pods", { n: this.store.podsOn(this.focus).length }),
+      nlc: this.t("arch.grace", { grace: this.controllers.gracePeriod }),
+    });
+    let pod = null;
+    if (this.selectedPod) {
+      const [ns, name] = this.selectedPod.split("/");
+      pod = this.store.get("pods", ns, name);
+    }
+    if (!pod) pod = this.store.podsOn(this.focus).sort((a, b) => naturalCompare(nameOf(a), nameOf(b)))[0] ?? null;
+    const podNode = pod ? this.store.node(pod.spec?.nodeName) : null;
+    const ev = pod ? this.controllers.evictionOf(pod, podNode, (ts) => this.clock.secondsOf(ts)) : null;
+    this.eviction.render(pod, podNode, ev, now);
+  }
+}
+
+const config = readJson("run-config");
+if (config) new RunPage(config);

@@ -1,0 +1,87 @@
+// Virtual time helpers shared by every panel. The run's clock lives in the worker; the page
+// only interpolates between frames so that countdown bars move smoothly.
+
+/** Parses an RFC 3339 timestamp (seconds or microseconds) into epoch milliseconds. */
+export function parseTime(value) {
+  if (!value) return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+/** Clock interpolation: the last clock a frame carried plus wall time since, times speed. */
+export class VirtualClock {
+  constructor(now = () => performance.now()) {
+    this.wallNow = now;
+    this.t = 0;
+    this.speed = 1;
+    this.paused = true;
+    this.receivedAt = now();
+    this.startMs = 0; // epoch ms of virtual time zero (scenario startTime)
+  }
+
+  /** Takes a `{t, speed, paused}` clock from a snapshot or frame. Never runs backwards. */
+  update(clock) {
+    if (!clock) return;
+    const current = this.now();
+    this.t = Math.max(clock.t, Math.min(current, clock.t + 0.5 * (clock.speed || 1)));
+    if (clock.paused) this.t = clock.t;
+    this.speed = clock.speed ?? this.speed;
+    this.paused = Boolean(clock.paused);
+    this.receivedAt = this.wallNow();
+  }
+
+  /** Sets virtual time zero from a snapshot's `time` (RFC 3339 at snapshot `t`). */
+  anchor(time, t) {
+    const ms = parseTime(time);
+    if (ms !== null) this.startMs = ms - t * 1000;
+  }
+
+  /** Virtual seconds since the start of the run, interpolated. */
+  now() {
+    if (this.paused) return this.t;
+    return this.t + ((this.wallNow() - this.receivedAt) / 1000) * this.speed;
+  }
+
+  /** Virtual epoch milliseconds, for ages printed the way kubectl prints them. */
+  nowMs() {
+    return this.startMs + this.now() * 1000;
+  }
+
+  /** Virtual seconds of an RFC 3339 timestamp. */
+  secondsOf(time) {
+    const ms = parseTime(time);
+    return ms === null ? null : (ms - this.startMs) / 1000;
+  }
+}
+
+const pad = (n, width = 2) => String(n).padStart(width, "0");
+
+/** "T+01:23.4" style offset used on the clock bar, the timeline and the sequence gutter. */
+export function formatOffset(seconds, { tenths = true } = {}) {
+  const sign = seconds < 0 ? "-" : "";
+  const s = Math.abs(seconds);
+  const whole = Math.floor(s);
+  const h = Math.floor(whole / 3600);
+  const m = Math.floor((whole % 3600) / 60);
+  const sec = whole % 60;
+  const frac = tenths ? `.${Math.floor((s - whole) * 10)}` : "";
+  const head = h > 0 ? `${h}:${pad(m)}` : pad(m);
+  return `${sign}${head}:${pad(sec)}${frac}`;
+}
+
+/** Wall-clock time of day in UTC, "00:05:12". */
+export function formatUtc(ms) {
+  const d = new Date(ms);
+  return `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+}
+
+/** A short countdown such as "4m12s" or "9.5s". */
+export function formatCountdown(seconds) {
+  if (seconds <= 0) return "0s";
+  if (seconds < 10) return `${seconds.toFixed(1)}s`;
+  const whole = Math.ceil(seconds);
+  if (whole < 60) return `${whole}s`;
+  const m = Math.floor(whole / 60);
+  const s = whole % 60;
+  return s ? `${m}m${s}s` : `${m}m`;
+}

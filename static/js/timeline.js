@@ -1,0 +1,168 @@
+// The event timeline: virtual time on x, one lane per kind of change (faults, node Ready,
+// taints, pods, zones), markers bucketed per pixel so a 100-node run stays a few hundred SVG
+// elements. Clicking a marker explains the event behind it.
+import { formatOffset } from "./time.js";
+
+const LANES = ["fault", "node", "taint", "pod", "zone"];
+const LANE_H = 18;
+const TOP = 16;
+const LEFT = 70;
+
+/** Timeline lane of an event, or null when the timeline does not show it. */
+export function timelineLane(event) {
+  if (event.type === "fault") return "fault";
+  if (event.type !== "transition") return null;
+  if (event.kind === "node-ready" || event.kind === "node-condition" || event.kind === "node-created" || event.kind === "node-deleted") return "node";
+  if (event.kind === "taint-added" || event.kind === "taint-removed") return "taint";
+  if (event.kind === "zone-state") return "zone";
+  if (event.kind?.startsWith("pod-") || event.kind === "endpoint") return "pod";
+  return null;
+}
+
+export class Timeline {
+  constructor(root, { t, onSelect, duration }) {
+    this.root = root;
+    this.t = t;
+    this.onSelect = onSelect;
+    this.duration = duration || 600;
+    this.buckets = new Map(); // "lane:x" -> {event, count, el}
+    this.events = [];
+    const ns = "http://www.w3.org/2000/svg";
+    this.svg = document.createElementNS(ns, "svg");
+    this.svg.setAttribute("class", "timeline-svg");
+    this.axis = document.createElementNS(ns, "g");
+    this.marks = document.createElementNS(ns, "g");
+    this.nowLine = document.createElementNS(ns, "line");
+    this.nowLine.setAttribute("class", "now-line");
+    this.svg.append(this.axis, this.marks, this.nowLine);
+    root.replaceChildren(this.svg);
+    this.svg.addEventListener("click", (e) => {
+      const mark = e.target.closest("[data-seq]");
+      if (mark) this.onSelect?.(this.byseq.get(Number(mark.dataset.seq)));
+    });
+    this.byseq = new Map();
+    new ResizeObserver(() => this.layout()).observe(root);
+    this.layout();
+  }
+
+  layout() {
+    this.width = Math.max(300, this.root.clientWidth);
+    this.height = TOP + LANES.length * LANE_H + 4;
+    this.svg.setAttribute("width", this.width);
+    this.svg.setAttribute("height", this.height);
+    this.redraw();
+  }
+
+  x(t) {
+    return LEFT + (t / this.duration) * (this.width - LEFT - 10);
+  }
+
+  setDuration(seconds) {
+    this.duration = Math.max(seconds, ...this.events.map((e) => e.event.t * 1.05), 60);
+    this.redraw();
+  }
+
+  reset(events) {
+    this.events = [];
+    this.byseq.clear();
+    for (const e of events) this.#keep(e);
+    this.redraw();
+  }
+
+  #keep(event) {
+    const lane = timelineLane(event);
+    if (!lane) return null;
+    this.events.push({ event, lane });
+    this.byseq.set(event.seq, event);
+    if (event.t > this.duration * 0.98) {
+      this.duration = Math.ceil((event.t * 1.5) / 60) * 60; // the run outlived the scenario's length
+      return "grow";
+    }
+    return lane;
+  }
+
+  append(events) {
+    let grow = false;
+    for (const e of events) {
+      const kept = this.#keep(e);
+      if (kept === "grow") grow = true;
+      else if (kept) this.#mark(e, kept);
+    }
+    if (grow) this.redraw();
+  }
+
+  redraw() {
+    this.buckets.clear();
+    this.marks.replaceChildren();
+    this.#drawAxis();
+    for (const { event, lane } of this.events) this.#mark(event, lane);
+  }
+
+  #drawAxis() {
+    const ns = "http://www.w3.org/2000/svg";
+    this.axis.replaceChildren();
+    LANES.forEach((lane, i) => {
+      const y = TOP + i * LANE_H;
+      const label = document.createElementNS(ns, "text");
+      label.setAttribute("x", 4);
+      label.setAttribute("y", y + 12);
+      label.setAttribute("class", "tl-lane");
+      label.textContent = this.t(`timeline.${lane}`);
+      const line = document.createElementNS(ns, "line");
+      line.setAttribute("x1", LEFT);
+      line.setAttribute("x2", this.width - 10);
+      line.setAttribute("y1", y + 9);
+      line.setAttribute("y2", y + 9);
+      line.setAttribute("class", "tl-track");
+      this.axis.append(label, line);
+    });
+    const step = [30, 60, 120, 300, 600, 1800, 3600].find((s) => this.duration / s <= 12) ?? 3600;
+    for (let t = 0; t <= this.duration; t += step) {
+      const tick = document.createElementNS(ns, "text");
+      tick.setAttribute("x", this.x(t));
+      tick.setAttribute("y", 11);
+      tick.setAttribute("text-anchor", "middle");
+      tick.setAttribute("class", "tl-tick");
+      tick.textContent = formatOffset(t, { tenths: false });
+      this.axis.append(tick);
+    }
+  }
+
+  #mark(event, lane) {
+    const ns = "http://www.w3.org/2000/svg";
+    const px = Math.round(this.x(event.t) / 3) * 3;
+    const key = `${lane}:${px}`;
+    const bucket = this.buckets.get(key);
+    if (bucket) {
+      bucket.count++;
+      // Faults and node changes outrank pod noise in a shared pixel.
+      if (lane !== "pod") bucket.el.dataset.seq = String(event.seq);
+      bucket.el.setAttribute("data-count", String(bucket.count));
+      return;
+    }
+    const y = TOP + LANES.indexOf(lane) * LANE_H + 9;
+    const mark = document.createElementNS(ns, lane === "fault" ? "path" : "circle");
+    if (lane === "fault") mark.setAttribute("d", `M${px},${y - 7} l6,12 l-12,0 z`);
+    else {
+      mark.setAttribute("cx", px);
+      mark.setAttribute("cy", y);
+      mark.setAttribute("r", 4);
+    }
+    const detail = event.kind ? `${event.kind} ${event.to ?? ""}` : event.action;
+    mark.setAttribute("class", `tl-mark tl-${lane} ${event.kind ? `k-${event.kind}` : ""} ${detail?.includes("False") || detail?.includes("Unknown") ? "bad" : ""}`);
+    mark.dataset.seq = String(event.seq);
+    const title = document.createElementNS(ns, "title");
+    title.textContent = `${formatOffset(event.t)} ${event.node ?? event.key ?? ""} ${detail ?? ""}`;
+    mark.append(title);
+    this.marks.append(mark);
+    this.buckets.set(key, { el: mark, count: 1 });
+  }
+
+  setNow(t) {
+    const x = this.x(t);
+    this.nowLine.setAttribute("x1", x);
+    this.nowLine.setAttribute("x2", x);
+    this.nowLine.setAttribute("y1", TOP - 2);
+    this.nowLine.setAttribute("y2", this.height);
+  }
+}
