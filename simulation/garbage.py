@@ -60,7 +60,7 @@ class PodGarbageCollector:
         for pod in sorted(self.pods_on_node(node).values(), key=lambda p: p.metadata.name):
             now = self.ctx.engine.now
             if not pod.terminal:
-                api.patch(self.actor, "pods", pod.metadata.name, lambda p: replace(
+                api.patch(self.actor, "pods", pod.metadata.name, lambda p, now=now: replace(
                     p, phase="Failed", conditions=set_pod_condition(p.conditions, "DisruptionTarget", "True", now,
                                                                     "DeletionByPodGC", "PodGC: node no longer exists")),
                     namespace=pod.metadata.namespace, subresource="status")

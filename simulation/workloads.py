@@ -147,9 +147,8 @@ class DaemonSetController:
         if pod is None or not pod.metadata.owner_references or pod.metadata.owner_references[0]["uid"] != self.uid:
             return
         target = pod.node_selector.get("metadata.name", pod.node_name)
-        if new is None or not new.active:
-            if self.by_node.get(target) == pod.key:
-                del self.by_node[target]
+        if (new is None or not new.active) and self.by_node.get(target) == pod.key:
+            del self.by_node[target]
         self._queue(target)
 
     def _queue(self, node: str) -> None:

@@ -8,7 +8,7 @@ a status sync asks for them, instead of being scheduled: same answers, far fewer
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..apiserver import Actor, Response
@@ -36,6 +36,15 @@ CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
 NETWORK_NOT_READY = ("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
                      "message:Network plugin returns error: cni plugin not initialized")
 SHUTDOWN_MESSAGE = "Pod was terminated in response to imminent node shutdown."
+
+
+@dataclass
+class PressureEpisode:
+    """A stretch of time during which a resource signal is below its eviction threshold."""
+
+    start: int
+    end: int | None = None
+    evicted: bool = False  # the eviction manager reclaims once per episode (one pod)
 
 
 def _floor(t: int, origin: int, period: int) -> int:
@@ -68,7 +77,7 @@ class Kubelet:
         self.runtime_up_since = 0
         self.runtime_down_since: int | None = None
         self.runtime_last_ok_before: int | None = None
-        self.pressure: dict[str, list[list[int | None]]] = {"memory": [], "disk": [], "pid": []}
+        self.pressure: dict[str, list[PressureEpisode]] = {"memory": [], "disk": [], "pid": []}
         self.containers: dict[str, str] = {}  # pod key -> "running" | "stopping"
         # the kubelet process
         self.running = False
@@ -213,15 +222,15 @@ class Kubelet:
 
     def start_pressure(self, resource: str) -> None:
         episodes = self.pressure[resource]
-        if episodes and episodes[-1][1] is None:
+        if episodes and episodes[-1].end is None:
             return
-        episodes.append([self.ctx.engine.now, None])
+        episodes.append(PressureEpisode(self.ctx.engine.now))
         self._schedule_pressure_evictions()
 
     def stop_pressure(self, resource: str) -> None:
         episodes = self.pressure[resource]
-        if episodes and episodes[-1][1] is None:
-            episodes[-1][1] = self.ctx.engine.now
+        if episodes and episodes[-1].end is None:
+            episodes[-1].end = self.ctx.engine.now
 
     def pressure_observed(self, condition_type: str, now: int) -> bool:
         """The eviction manager's flag as of its last synchronize (10 s grid): True from the first
@@ -231,7 +240,8 @@ class Kubelet:
         if not episodes or now < self.started_at:
             return False
         tick = _floor(now, self.started_at, EVICTION_MONITORING_INTERVAL)
-        for start, end in reversed(episodes):
+        for episode in reversed(episodes):
+            start, end = episode.start, episode.end
             lo = _ceil(max(start, self.started_at), self.started_at, EVICTION_MONITORING_INTERVAL)
             hi = tick if end is None or end > tick else _ceil(end, self.started_at, EVICTION_MONITORING_INTERVAL) - EVICTION_MONITORING_INTERVAL
             if lo <= hi:
@@ -244,16 +254,14 @@ class Kubelet:
             return
         now = self.ctx.engine.now
         for resource, episodes in self.pressure.items():
-            if episodes and episodes[-1][1] is None:
-                when = _ceil(max(episodes[-1][0], now), self.started_at, EVICTION_MONITORING_INTERVAL)
+            if episodes and episodes[-1].end is None:
+                when = _ceil(max(episodes[-1].start, now), self.started_at, EVICTION_MONITORING_INTERVAL)
                 self._later(when - now, self._evict_for_pressure, resource, episodes[-1])
 
-    def _evict_for_pressure(self, resource: str, episode: list[int | None]) -> None:
-        if episode[1] is not None or not self.running or episode[0] is None:
+    def _evict_for_pressure(self, resource: str, episode: PressureEpisode) -> None:
+        if episode.end is not None or not self.running or episode.evicted:
             return
-        if len(episode) > 2:
-            return  # already evicted for this episode
-        episode.append(self.ctx.engine.now)
+        episode.evicted = True
         victims = sorted((p for p in self.pods_on_node(self.name).values()
                           if not p.terminal and p.metadata.deletion_timestamp is None
                           and p.priority_class_name not in CRITICAL_PRIORITY_CLASSES and p.owner_kind != "DaemonSet"),
@@ -452,7 +460,7 @@ class Kubelet:
             "reachable": self.reachable,
             "runtimeUp": self.runtime_up,
             "shuttingDown": self.shutting_down,
-            "pressure": sorted(r for r, eps in self.pressure.items() if eps and eps[-1][1] is None),
+            "pressure": sorted(r for r, eps in self.pressure.items() if eps and eps[-1].end is None),
             "lastRenew": lease.renew_time / US if lease and lease.renew_time is not None else None,
             "lastStatusReport": (self.status.last_status_report_time / US
                                  if self.status and self.status.last_status_report_time is not None else None),

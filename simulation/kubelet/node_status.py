@@ -210,7 +210,7 @@ class NodeStatusSyncer:
             )
             node = replace(node, conditions=apply_setters(k, None, now))
             resp = yield from k.api.call(k.status_actor, "create", "nodes", k.name,
-                                         lambda received: k.api.create(k.status_actor, node, received))
+                                         lambda received, node=node: k.api.create(k.status_actor, node, received))
             if resp.ok:
                 self.registered = True  # lastStatusReportTime stays zero: the next step posts status
                 return
