@@ -47,6 +47,8 @@ def parse_duration(value: object) -> float:
             if number < 0:
                 raise ValueError(f"must not be negative, got {value!r}")
             return number
+        if text.startswith("-"):
+            raise ValueError(f"must not be negative, got {value!r}")
         match = _DURATION_RE.match(text)
         if text and match and any(match.groups()):
             h, m, s, ms = (float(g) if g else 0.0 for g in match.groups())

@@ -23,9 +23,9 @@ from .scheduler import Scheduler
 from .tainteviction import TaintEvictionController
 from .workloads import DaemonSetController, ReplicaSetController
 
-BOOT_SPREAD = 3 * US  # initial kubelets start at random offsets in [0, 3 s)
+BOOT_SPREAD = 10 * US  # initial kubelets start at random offsets in [0, 10 s): lease phases spread over a period
 CONTROLLER_MANAGER_RESTART = 15 * US  # leader election: --leader-elect-lease-duration
-WORKLOADS_APPLIED_AT = 8 * US  # `kubectl apply` of the workloads once the nodes are Ready
+WORKLOADS_APPLIED_AT = 15 * US  # `kubectl apply` of the workloads once the nodes are Ready
 TRAINER = Actor("kubernetes-admin", "trainer")
 
 
