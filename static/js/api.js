@@ -19,7 +19,7 @@ async function request(method, url, { body, token } = {}) {
   } catch {
     data = null;
   }
-  if (!response.ok) throw new ApiError(response.status, data?.message ?? data?.detail ?? data?.error ?? response.statusText);
+  if (!response.ok) throw new ApiError(response.status, data?.message ?? data?.error ?? response.statusText);
   return data;
 }
 

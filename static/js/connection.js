@@ -3,9 +3,9 @@
 // when the gap is too old), and reports its state for the clock bar.
 
 export class RunConnection {
-  constructor(path, { onSnapshot, onFrame, onPresence, onStatus, onError, onState, lastSeq }) {
+  constructor(path, { onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, lastSeq }) {
     this.path = path;
-    this.handlers = { onSnapshot, onFrame, onPresence, onStatus, onError, onState };
+    this.handlers = { onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock };
     this.lastSeq = lastSeq;
     this.retry = 0;
     this.closed = false;
@@ -66,8 +66,23 @@ export class RunConnection {
         if (!this.everConnected) this.everConnected = true;
         if (this.state === "reconnecting" || this.state === "connecting") this.setState("resynced");
         h.onFrame?.(msg);
+        // A summarised frame left routine events out: ask for a fresh snapshot (at most every 5 s).
+        if (msg.summarised && performance.now() - (this.lastResync ?? -1e9) > 5000) {
+          this.lastResync = performance.now();
+          this.ws.send(JSON.stringify({ type: "resync" }));
+        }
         break;
       }
+      case "resumed":
+        // The server replays what we missed from its log; frames follow.
+        h.onClock?.(msg.clock);
+        if (msg.run) h.onStatus?.(msg.run);
+        this.everConnected = true;
+        this.setState("resynced");
+        break;
+      case "clock":
+        h.onClock?.(msg.clock);
+        break;
       case "presence":
         h.onPresence?.(msg.viewers);
         break;

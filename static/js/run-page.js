@@ -56,6 +56,7 @@ class RunPage {
       onPresence: (n) => this.#setText("#viewers", this.t("clock.viewers", { n })),
       onStatus: (msg) => this.onStatus(msg),
       onError: (message) => this.toast(message),
+      onClock: (clock) => this.clock.update(clock),
       onState: (state) => this.onConnectionState(state),
     });
     window.heartbeat = this; // tests and the benchmark read the page's state from here

@@ -1,0 +1,238 @@
+"""The classroom end to end: a trainer's control page and a viewer's page on the same run at
+20x; the trainer stops node-2's kubelet and both pages follow the consequences."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.web.live import http
+
+from .conftest import create_run
+from .untranslated import COLLECT_JS, english_words
+
+pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+
+NODE2 = '[data-node="node-2"]'
+UNREACHABLE = "node.kubernetes.io/unreachable"
+
+
+def open_page(browser, url, offsite, *, viewport=(1920, 1080), locale="en-US"):
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, locale=locale)
+    offsite.watch(context)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url)
+    page.errors = errors
+    return page
+
+
+def wait_for_cluster(page):
+    expect(page.locator("#conn-state")).to_have_attribute("data-state", re.compile("live|resynced"), timeout=30_000)
+    expect(page.locator(f"#cluster {NODE2}")).to_be_visible(timeout=30_000)
+
+
+def shot(page, artifacts, name):
+    page.screenshot(path=str(artifacts / f"{name}.png"))
+
+
+def sequence_labels(page) -> list[str]:
+    """Request lines of the sequence rows drawn right now (the live window at the bottom)."""
+    return page.locator("#sequence g.row").evaluate_all("rows => rows.map(r => r.dataset.label)")
+
+
+def test_home_page_lists_the_catalogue(browser, stack, artifacts, offsite):
+    page = open_page(browser, f"{stack.base}/", offsite)
+    cards = page.locator(".scenario-card")
+    expect(cards.first).to_be_visible()
+    assert cards.count() >= 10
+    crash = page.locator('.scenario-card[data-scenario="kubelet-crash"]')
+    expect(crash.locator("h2")).to_have_text(re.compile("kubelet", re.IGNORECASE))
+    expect(crash.locator("[data-start=live]")).to_be_visible()
+    expect(crash.locator(".fault-chip").first).to_be_visible()
+    shot(page, artifacts, "home-1920")
+    page.set_viewport_size({"width": 1366, "height": 768})
+    shot(page, artifacts, "home-1366")
+    assert page.errors == []
+    assert offsite.offsite == []
+
+
+def test_live_session_from_the_home_page_gives_control_and_viewer_links(browser, stack, artifacts, offsite):
+    page = open_page(browser, f"{stack.base}/", offsite)
+    page.locator('.scenario-card[data-scenario="kubelet-crash"] [data-start=live]').click()
+    dialog = page.locator("#session-dialog")
+    expect(dialog).to_be_visible(timeout=20_000)
+    control = page.locator("#control-link").input_value()
+    viewer = page.locator("#viewer-link").input_value()
+    assert "#control=" in control and "?" not in control
+    assert "control" not in viewer
+    shot(page, artifacts, "home-session-dialog")
+    page.locator("#open-control").click()
+    wait_for_cluster(page)
+    # The token left the address bar (projector-safe) and lives in this tab only.
+    assert "#control" not in page.url
+    expect(page.locator('[data-fault="stop-kubelet"]')).to_be_visible()
+    assert offsite.offsite == []
+
+
+def test_trainer_stops_kubelet_and_both_pages_follow(browser, stack, artifacts, offsite):
+    run = create_run(stack, speed=20)
+    control = open_page(browser, f"{stack.base}/runs/{run['id']}/#control={run['control_token']}", offsite)
+    viewer = open_page(browser, f"{stack.base}/runs/{run['id']}/", offsite)
+    pages = {"control": control, "viewer": viewer}
+    for page in pages.values():
+        wait_for_cluster(page)
+        expect(page.locator(f"{NODE2} [data-role=kubectl-status]")).to_have_text("Ready", timeout=30_000)
+    expect(viewer.locator("#viewers")).to_contain_text("2", timeout=15_000)
+    for name, page in pages.items():
+        shot(page, artifacts, f"run-0-healthy-{name}")
+
+    # The viewer has no way to break the run.
+    assert viewer.locator("[data-fault]").count() == 0
+    assert viewer.locator("#faults, #control-bar").count() == 0
+
+    control.locator(f"#cluster {NODE2}").click()
+    expect(control.locator(".fault-target").first).to_have_text("node-2")
+    control.locator('[data-fault="stop-kubelet"]').click()
+    expect(control.locator(".toast-item").first).to_contain_text(re.compile("T\\+"), timeout=15_000)
+
+    # 1. The Lease bar runs out on both pages while node-1's stays short.
+    for name, page in pages.items():
+        expect(page.locator(f"{NODE2} .fault-flag")).to_be_visible(timeout=15_000)
+        bar = page.locator(f"{NODE2} [data-role=lease-bar] .fill")
+        expect(bar).to_have_class(re.compile("warn|over"), timeout=30_000)
+        expect(page.locator('[data-node="node-1"] [data-role=lease-bar] .fill')).to_have_class(re.compile("ok"))
+        shot(page, artifacts, f"run-1-lease-running-out-{name}")
+
+    # 2. NotReady, the unreachable taints, pods Ready=False.
+    for name, page in pages.items():
+        expect(page.locator(f"{NODE2} [data-role=lease-bar]")).to_have_attribute("data-expired", "true", timeout=30_000)
+        expect(page.locator(f"{NODE2} [data-role=kubectl-status]")).to_have_text("NotReady", timeout=30_000)
+        expect(page.locator(f'{NODE2} [data-taint="{UNREACHABLE}:NoSchedule"]')).to_be_visible(timeout=15_000)
+        expect(page.locator(f'{NODE2} [data-taint="{UNREACHABLE}:NoExecute"]')).to_be_visible(timeout=30_000)
+        pods = page.locator(f"{NODE2} li.pod")
+        expect(pods.first).to_be_visible()
+        expect(page.locator(f'{NODE2} li.pod[data-ready="True"]')).to_have_count(0, timeout=15_000)
+        shot(page, artifacts, f"run-2-notready-tainted-{name}")
+
+    # The sequence diagram: node-2 renews no more, the other kubelets go on.
+    for page in pages.values():
+        labels = sequence_labels(page)
+        assert "PUT leases/node-2" not in labels, labels[-30:]
+        assert "PUT leases/node-1" in labels or "PUT leases/node-3" in labels, labels[-30:]
+        fault_rows = page.evaluate("""() => {
+            const rows = window.heartbeat.sequence.model.rows;
+            const fault = rows.find(r => r.kind === 'note' && r.label.includes('stop-kubelet'));
+            const after = (l) => rows.filter(r => r.label === l && r.t > fault.t + 11).length;
+            return {fault: fault.t, node2: after('PUT leases/node-2'), others: after('PUT leases/node-1') + after('PUT leases/node-3')};
+        }""")
+        assert fault_rows["node2"] == 0 and fault_rows["others"] >= 2, fault_rows
+
+    # 3. Eviction countdowns on web pods (DaemonSet pods tolerate for ever: no countdown).
+    for name, page in pages.items():
+        countdown = page.locator(f'{NODE2} li.pod[data-pod^="default/web-"] [data-role=eviction]').first
+        expect(countdown).to_be_visible(timeout=30_000)
+        expect(page.locator(f'{NODE2} li.pod[data-pod^="default/agent-"] [data-role=eviction]')).to_be_hidden()
+        shot(page, artifacts, f"run-3-countdowns-{name}")
+
+    # 4. Deleted after 300 s of virtual time: Terminating on node-2, replacements elsewhere.
+    for name, page in pages.items():
+        expect(page.locator(f'{NODE2} li.pod[data-pod^="default/web-"][data-terminating="true"]').first).to_be_visible(timeout=60_000)
+        healthy_web = page.locator('#cluster article.node:not([data-node="node-2"]) li.pod[data-pod^="default/web-"][data-ready="True"]')
+        expect(healthy_web).to_have_count(6, timeout=30_000)
+        shot(page, artifacts, f"run-4-replaced-{name}")
+
+    # kubectl panels print what kubectl would print.
+    control.locator('[data-tab="kubectl"]').click()
+    output = control.locator(".kubectl-output")
+    expect(output).to_contain_text(re.compile(r"node-2\s+NotReady\s+<none>\s+\S+\s+v1\.\d+"))
+    control.locator("select[name=kubectl]").select_option("get-pods")
+    expect(output).to_contain_text(re.compile(r"web-\S+\s+1/1\s+Terminating\s+0\s+\S+\s+\S+\s+node-2"))
+    control.locator("select[name=kubectl]").select_option("get-lease")
+    expect(output).to_contain_text("holderIdentity: node-2")
+    control.locator("select[name=kubectl]").select_option("describe-node")
+    expect(output).to_contain_text(re.compile(r"Ready\s+Unknown .* NodeStatusUnknown\s+Kubelet stopped posting node status."))
+    shot(control, artifacts, "run-5-kubectl-describe-control")
+
+    # Clicking an arrow explains it; the NLC's Unknown write names its rule and inputs.
+    control.locator("#timeline .tl-node").first.click()
+    expect(control.locator("#why .why")).to_be_visible()
+    shot(control, artifacts, "run-6-why-control")
+
+    # A forged command from the viewer page is refused.
+    for token in (None, "forged-token"):
+        status = viewer.evaluate("""async ([id, token]) => {
+            const headers = {'Content-Type': 'application/json'};
+            if (token) headers.Authorization = `Bearer ${token}`;
+            const r = await fetch(`/api/runs/${id}/commands`, {method: 'POST', headers, body: JSON.stringify({action: 'start-kubelet', node: 'node-2'})});
+            return r.status;
+        }""", [run["id"], token])
+        assert status == 403
+    for page in pages.values():
+        assert page.errors == []
+    assert offsite.offsite == []
+
+
+def test_viewer_reconnects_and_resumes_without_gap(browser, stack, offsite):
+    run = create_run(stack, speed=20)
+    viewer = open_page(browser, f"{stack.base}/runs/{run['id']}/", offsite, viewport=(1366, 768))
+    wait_for_cluster(viewer)
+    viewer.wait_for_function("window.heartbeat.store.lastSeq > 20")
+    viewer.evaluate("window.seen = []; const f = window.heartbeat.onFrame.bind(window.heartbeat);"
+                    "window.heartbeat.onFrame = (m) => { window.seen.push(...m.events.map(e => e.seq)); f(m); }")
+    viewer.evaluate("window.heartbeat.connection.drop()")
+    expect(viewer.locator("#conn-state")).to_have_attribute("data-state", re.compile("reconnecting|resynced"))
+    expect(viewer.locator("#conn-state")).to_have_attribute("data-state", re.compile("resynced|live"), timeout=20_000)
+    viewer.wait_for_function("window.seen.length > 30", timeout=20_000)
+    seen = viewer.evaluate("window.seen")
+    assert seen == list(range(seen[0], seen[0] + len(seen))), seen[:40]
+    status, body = http("GET", f"{stack.base}/api/runs/{run['id']}/events?after={seen[0] - 1}")
+    assert status == 200
+    assert [e["seq"] for e in body["events"]][: len(seen)] == seen[: len(body["events"])]
+    assert offsite.offsite == []
+
+
+def test_chinese_pages_have_no_untranslated_string(browser, stack, artifacts, offsite):
+    run = create_run(stack, speed=20)
+    home = open_page(browser, f"{stack.base}/", offsite, locale="zh-CN")
+    expect(home.locator("html")).to_have_attribute("lang", "zh-hans")
+    leftovers = [(text, english_words(text)) for text in home.evaluate(COLLECT_JS)]
+    assert [x for x in leftovers if x[1]] == []
+    shot(home, artifacts, "home-zh")
+
+    page = open_page(browser, f"{stack.base}/runs/{run['id']}/#control={run['control_token']}", offsite, locale="zh-CN")
+    wait_for_cluster(page)
+    page.locator(f"#cluster {NODE2}").click()
+    page.locator('[data-fault="stop-kubelet"]').click()
+    expect(page.locator(f'{NODE2} [data-taint="{UNREACHABLE}:NoExecute"]')).to_be_visible(timeout=60_000)
+    page.locator('#sequence g.row.row-decision').last.click()
+    texts = []
+    for tab in ("why", "flows", "kubectl", "diagrams"):
+        page.locator(f'[data-tab="{tab}"]').click()
+        texts += page.evaluate(COLLECT_JS)
+    leftovers = [(text, english_words(text)) for text in texts]
+    assert [x for x in leftovers if x[1]] == []
+    page.locator('[data-tab="flows"]').click()
+    shot(page, artifacts, "run-zh-1920")
+    assert offsite.offsite == []
+
+
+def test_projector_theme_and_laptop_size(browser, stack, artifacts, offsite):
+    run = create_run(stack, speed=20)
+    page = open_page(browser, f"{stack.base}/runs/{run['id']}/?theme=projector#control={run['control_token']}", offsite)
+    wait_for_cluster(page)
+    expect(page.locator("html")).to_have_attribute("data-theme", "projector")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(0, 0, 0)"
+    page.wait_for_function("window.heartbeat.sequence.model.rows.length > 10")
+    shot(page, artifacts, "run-projector-1920")
+    laptop = open_page(browser, f"{stack.base}/runs/{run['id']}/", offsite, viewport=(1366, 768))
+    wait_for_cluster(laptop)
+    # Nothing of the three columns spills out of a 1366x768 screen.
+    overflow = laptop.evaluate("document.documentElement.scrollWidth > window.innerWidth")
+    assert overflow is False
+    shot(laptop, artifacts, "run-laptop-1366")
+    assert offsite.offsite == []
