@@ -8,6 +8,8 @@ and refuses to start without a real secret key and allowed hosts.
 from __future__ import annotations
 
 import importlib.util
+import os
+import tempfile
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -84,8 +86,9 @@ TEMPLATES = [
 
 DATABASES = {"default": database_from_url(env_str("DATABASE_URL", "sqlite:///db.sqlite3"), base_dir=BASE_DIR)}
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # Live tests run Daphne and Celery in other processes: they need a file, not ":memory:".
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-db.sqlite3")}
+    # Live tests run Daphne and Celery in other processes: they need a file, not ":memory:",
+    # and one per test session, as several people may run the suite in one checkout at once.
+    DATABASES["default"]["TEST"] = {"NAME": str(Path(tempfile.gettempdir()) / f"heartbeat-test-{os.getpid()}.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")

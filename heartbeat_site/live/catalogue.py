@@ -17,7 +17,7 @@ def scenario_summary(scenario) -> dict:
     }
 
 
-def save_scenario(scenario, *, builtin: bool) -> Scenario:
+def save_scenario(scenario, *, builtin: bool, position: int = 0) -> Scenario:
     row, _ = Scenario.objects.update_or_create(
         name=scenario.name,
         defaults={
@@ -25,6 +25,7 @@ def save_scenario(scenario, *, builtin: bool) -> Scenario:
             "document": scenario.document,
             "summary": scenario_summary(scenario),
             "builtin": builtin,
+            "position": position,
         },
     )
     return row
@@ -32,7 +33,7 @@ def save_scenario(scenario, *, builtin: bool) -> Scenario:
 
 def load_builtins() -> list[str]:
     """Insert or refresh every built-in scenario; return their names in catalogue order."""
-    return [save_scenario(scenario, builtin=True).name for scenario in builtin_scenarios()]
+    return [save_scenario(scenario, builtin=True, position=i).name for i, scenario in enumerate(builtin_scenarios())]
 
 
 def find_document(name: str) -> dict | None:

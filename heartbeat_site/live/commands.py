@@ -63,5 +63,5 @@ def submit(run: Run, body: dict) -> tuple[Command, dict | None]:
         raise ApiError(409, "run-ended", f"run {run.id} has ended ({run.status}: {run.end_reason or 'no reason recorded'})")
     command = persist(run, kind, action, payload)
     runstore.notify_command(run.id, command.pk)
-    ack = runstore.wait_ack(command.pk, settings.HEARTBEAT["COMMAND_ACK_SECONDS"])
+    ack = runstore.wait_ack(run.id, command.seq, settings.HEARTBEAT["COMMAND_ACK_SECONDS"])
     return command, ack

@@ -165,10 +165,10 @@ class RunDriver:
                     self._apply_control(command)
             except (CommandError, ValueError) as exc:
                 Command.objects.filter(pk=command.pk).update(status=CommandStatus.REJECTED, error=str(exc)[:500])
-                runstore.send_ack(command.pk, {"status": "rejected", "error": str(exc)})
+                runstore.send_ack(self.run_id, command.seq, {"status": "rejected", "error": str(exc)})
                 continue
             self.last_activity = self.mono()
-            runstore.send_ack(command.pk, {"status": "applied", "at": at, "clock": self._clock()})
+            runstore.send_ack(self.run_id, command.seq, {"status": "applied", "at": at, "clock": self._clock()})
         self._send_clock()
 
     def _apply_control(self, command: Command) -> None:

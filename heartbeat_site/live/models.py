@@ -27,11 +27,12 @@ class Scenario(models.Model):
     document = models.JSONField()
     summary = models.JSONField(default=dict, help_text="watch, node_count, duration, version, fault_actions")
     builtin = models.BooleanField(default=False)
+    position = models.PositiveIntegerField(default=0, help_text="place in the built-in catalogue")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["-builtin", "name"]
+        ordering = ["-builtin", "position", "name"]
 
     def __str__(self) -> str:
         return self.name

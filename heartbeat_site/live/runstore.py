@@ -49,8 +49,8 @@ def inbox_key(run_id: str) -> str:
     return _key(run_id, "inbox")
 
 
-def ack_key(command_id: int) -> str:
-    return f"hb:cmd:{command_id}:ack"
+def ack_key(run_id: str, seq: int) -> str:
+    return _key(run_id, f"ack:{seq}")
 
 
 def group_name(run_id: str) -> str:
@@ -219,16 +219,16 @@ def wait_inbox(run_id: str, timeout: float) -> list[str]:
     return items + list(more or [])
 
 
-def send_ack(command_id: int, payload: dict) -> None:
+def send_ack(run_id: str, seq: int, payload: dict) -> None:
     client = get_redis()
     pipe = client.pipeline()
-    pipe.rpush(ack_key(command_id), json.dumps(payload))
-    pipe.expire(ack_key(command_id), 120)
+    pipe.rpush(ack_key(run_id, seq), json.dumps(payload))
+    pipe.expire(ack_key(run_id, seq), 120)
     pipe.execute()
 
 
-def wait_ack(command_id: int, timeout: float) -> dict | None:
-    found = get_redis().blpop([ack_key(command_id)], timeout=timeout)
+def wait_ack(run_id: str, seq: int, timeout: float) -> dict | None:
+    found = get_redis().blpop([ack_key(run_id, seq)], timeout=timeout)
     return json.loads(found[1]) if found else None
 
 

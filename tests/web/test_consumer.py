@@ -10,6 +10,7 @@ import json
 import uuid
 
 import pytest
+import pytest_asyncio
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
@@ -54,7 +55,7 @@ class FakeDriver:
         )
 
 
-@pytest.fixture
+@pytest_asyncio.fixture
 async def run_id():
     run = await database_sync_to_async(Run.objects.create)(
         scenario_name="x", document={"name": "x", "title": {"en": "X"}}, seed=1, version="1.33", duration=300, control_token_hash="0" * 64

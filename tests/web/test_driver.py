@@ -98,10 +98,11 @@ def test_command_gets_at_persisted_before_it_applies(run_factory):
         run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet", payload={"action": "stop-kubelet", "node": "node-2"}
     )
     runstore.notify_command(run.id, command.pk)
-    ack = runstore.wait_ack(command.pk, 5)
+    ack = runstore.wait_ack(run.id, command.seq, 5)
     command.refresh_from_db()
     assert ack["status"] == "applied" and command.status == CommandStatus.APPLIED
     assert command.at == ack["at"] > 10
+    wait_for(lambda: any(e["type"] == "fault" for e in logged_events(run.id)), what="the fault event")
     stop.set()
     thread.join(10)
     faults = [e for e in logged_events(run.id) if e["type"] == "fault"]
@@ -115,7 +116,7 @@ def test_rejected_command_is_marked_and_not_replayed(run_factory):
         run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet", payload={"action": "stop-kubelet", "node": "node-77"}
     )
     runstore.notify_command(run.id, command.pk)
-    ack = runstore.wait_ack(command.pk, 5)
+    ack = runstore.wait_ack(run.id, command.seq, 5)
     stop.set()
     thread.join(10)
     command.refresh_from_db()
@@ -131,7 +132,7 @@ def test_second_driver_continues_exactly_where_the_first_stopped(run_factory):
         run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet", payload={"action": "stop-kubelet", "node": "node-1"}
     )
     runstore.notify_command(run.id, command.pk)
-    assert runstore.wait_ack(command.pk, 5)["status"] == "applied"
+    assert runstore.wait_ack(run.id, command.seq, 5)["status"] == "applied"
     stop_first.set()
     first.join(10)
     assert outcome_first == ["worker-stopping"]

@@ -67,9 +67,9 @@ def test_command_inbox_and_ack(run_id):
     runstore.notify_command(run_id, 42)
     assert runstore.wait_inbox(run_id, 0.5) == ["41", "42"]
     assert runstore.wait_inbox(run_id, 0.05) == []
-    runstore.send_ack(42, {"status": "applied", "at": 12.5})
-    assert runstore.wait_ack(42, 1) == {"status": "applied", "at": 12.5}
-    assert runstore.wait_ack(42, 0.05) is None
+    runstore.send_ack(run_id, 2, {"status": "applied", "at": 12.5})
+    assert runstore.wait_ack(run_id, 2, 1) == {"status": "applied", "at": 12.5}
+    assert runstore.wait_ack(run_id, 2, 0.05) is None
 
 
 def test_viewers_counted_and_removed(run_id):
