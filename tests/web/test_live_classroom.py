@@ -46,8 +46,10 @@ async def test_two_viewers_see_stop_kubelet_consequences_in_order(stack):
     a = await Viewer.open(run["ws_url"], "a")
     b = await Viewer.open(run["ws_url"], "b")
     assert a.first_message["type"] == b.first_message["type"] == "snapshot"
-    assert {n["metadata"]["name"] for n in a.first_message["snapshot"]["objects"]["nodes"]} >= {"node-1", "node-2", "node-3"}
+    assert set(a.first_message["snapshot"]["objects"]) >= {"nodes", "leases", "pods"}
     await a.until(lambda e: e["t"] > 15)
+    created = {e["name"] for e in a.events if e["type"] == "write" and e["resource"] == "nodes" and e["verb"] == "create"}
+    assert created == {"node-1", "node-2", "node-3"}
 
     status, refused = await ahttp("POST", f"{stack.base}/api/runs/{run['id']}/commands", {"action": "stop-kubelet", "node": "node-2"})
     assert (status, refused["error"]) == (403, "control-token-required")
