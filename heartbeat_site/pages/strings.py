@@ -60,29 +60,21 @@ RULES = {
         _("A zone is back: resume evicting"),
         _("At least one node is Ready again: every node gets a fresh probe timestamp (a full grace period) and each zone goes back to the rate of its state."),
     ),
-    "tec.schedule-deletion": (
-        _("Schedule the pod's deletion"),
-        _("The node has NoExecute taints and the pod tolerates them for a limited time: the deletion is scheduled at the moment the taint was observed plus the smallest tolerationSeconds of the first matching tolerations."),
+    "tec.process-pod": (
+        _("Taint eviction decision for a pod"),
+        _("The taint eviction controller looked at the pod's NoExecute taints: for each taint it takes the FIRST toleration that tolerates it; an untolerated taint deletes the pod now, tolerations without tolerationSeconds keep it for ever, otherwise the deletion is scheduled at the smallest tolerationSeconds after the controller saw the taint. A running countdown is kept."),
     ),
-    "tec.keep-schedule": (
-        _("Keep the running countdown"),
-        _("A deletion is already scheduled: a taint swap or a new taint the pod tolerates does not move it."),
+    "scheduler.unschedulable": (
+        _("No node fits the pod"),
+        _("Every node was filtered out (for example by an untolerated NoSchedule or NoExecute taint, or because it is cordoned): the pod stays Pending and is retried."),
     ),
-    "tec.delete-now": (
-        _("Delete the pod now"),
-        _("The pod has no toleration for one of the node's NoExecute taints (or its tolerationSeconds is zero or less): it is deleted at once."),
+    "podgc.orphaned": (
+        _("Pod garbage collection"),
+        _("The pod is bound to a Node that no longer exists: after a 40 s quarantine the pod garbage collector force-deletes it."),
     ),
-    "tec.tolerate-forever": (
-        _("Tolerate for ever"),
-        _("The matching tolerations set no tolerationSeconds (DaemonSet pods, for example): the pod is never evicted by taints."),
-    ),
-    "tec.cancel": (
-        _("Cancel the deletion"),
-        _("The NoExecute taints are gone (the node recovered): every pending deletion of pods on the node is cancelled."),
-    ),
-    "tec.evict": (
-        _("Evict the pod"),
-        _("The toleration time is over: the controller adds the DisruptionTarget condition (DeletionByTaintManager) and deletes the pod gracefully. It stays Terminating while its kubelet is unreachable."),
+    "cloud.delete-node": (
+        _("Cloud instance gone: delete the Node"),
+        _("The cloud node lifecycle controller found that the node's instance no longer exists and deletes the Node object; its Lease and pods follow."),
     ),
     "kubelet.evict-pressure": (
         _("Kubelet evicts under pressure"),
@@ -174,6 +166,7 @@ BRANCHES = {
     "ready-appeared": _("Ready appeared, probe starts now"),
     "ready-vanished": _("Ready vanished"),
     "no-ready-condition": _("no Ready condition yet (startup grace)"),
+    "mark-unknown": _("grace period over, marked Unknown"),
 }
 
 TEXTS = {

@@ -90,7 +90,8 @@ export class ControllerState {
       const outcome = String(event.outcome ?? "");
       if (/cancel|forever|never/i.test(outcome) || /cancel/.test(event.rule ?? "")) this.evictions.delete(key);
       else if (typeof fireAt === "number") {
-        this.evictions.set(key, { node: event.node, scheduledAt: pick(inputs, "scheduledAt", "now") ?? event.t, fireAt });
+        const scheduledAt = this.evictions.get(key)?.scheduledAt ?? pick(inputs, "scheduledAt", "observedAt") ?? event.t;
+        this.evictions.set(key, { node: event.node, scheduledAt, fireAt });
       }
     }
   }
@@ -148,8 +149,10 @@ export class ControllerState {
   evictionOf(pod, node, secondsOf) {
     const key = `${pod.metadata?.namespace ?? "default"}/${nameOf(pod)}`;
     const known = this.evictions.get(key);
-    if (known) return { fireAt: known.fireAt, scheduledAt: known.scheduledAt, estimated: false };
-    if (!node || pod.metadata?.deletionTimestamp) return null;
+    // Taints gone means the controller cancelled every deletion on the node (it logs no decision).
+    const stillTainted = taintsOf(node).some((t) => t.effect === "NoExecute");
+    if (known && stillTainted) return { fireAt: known.fireAt, scheduledAt: known.scheduledAt, estimated: false };
+    if (!node || !stillTainted || pod.metadata?.deletionTimestamp) return null;
     const decision = evictionDecision(pod, taintsOf(node));
     if (decision.kind !== "after") return decision.kind === "never" ? { never: true } : null;
     const added = decision.picks.map((p) => secondsOf(p.taint.timeAdded)).filter((s) => s !== null);

@@ -92,7 +92,6 @@ export class FaultPanel {
         b.type = "button";
         b.dataset.fault = action;
         b.dataset.scope = scope;
-        b.title = action;
         b.addEventListener("click", () => this.send(buildCommand(action, this.getContext())));
         buttons.append(b);
       }
@@ -110,6 +109,7 @@ export class FaultPanel {
       return l;
     };
     this.resource = el("select");
+    this.resource.translate = false; // resource names are API values (memory, disk, pid)
     for (const r of ["memory", "disk", "pid"]) {
       const o = el("option", "", r);
       o.value = r;

@@ -3,7 +3,9 @@
 Technical identifiers stay as they are in a Chinese Kubernetes text (object kinds, field names,
 condition values, component names, kubectl output). Everything else in Latin letters is an
 untranslated string. Elements marked translate="no" (kubectl output, object names, the sequence
-diagram's request lines) and the language switch (lang="en") are skipped.
+diagram's request lines), the language switch (lang="en") and the scenario texts the simulation
+library writes in both languages (data-source="scenario", compared with its zh fields instead)
+are skipped.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ TECHNICAL = {
     "evicted", "markpodsnotready", "monitornodehealth", "syncnodestatus", "probetimestamp", "renewtime", "timeadded",
     "lastheartbeattime", "nodestatusunknown", "leasedurationseconds", "shutdowngraceperiod", "memorypressure",
     "diskpressure", "pidpressure", "partialdisruption", "fulldisruption", "processtaintbaseeviction",
-    "defaulttolerationseconds", "toleration", "tolerations", "zone", "tokens",
+    "defaulttolerationseconds", "toleration", "tolerations", "zone", "tokens", "cordon", "uncordon", "drain", "probe", "unreachable",
 }
 
 TOKEN = re.compile(r"[A-Za-z0-9_.:/+\-]+")
@@ -45,7 +47,7 @@ def english_words(text: str) -> list[str]:
 COLLECT_JS = """
 () => {
   const out = [];
-  const skip = (el) => el.closest('[translate="no"], [lang="en"], script, style, code, pre, noscript');
+  const skip = (el) => el.closest('[translate="no"], [lang="en"], [data-source="scenario"], script, style, code, pre, noscript');
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   while (walker.nextNode()) {
     const node = walker.currentNode;
