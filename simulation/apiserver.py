@@ -14,7 +14,7 @@ lessons are about; the NodeLifecycleController models its pass duration itself).
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from .clock import MS, US, WallClock
@@ -31,6 +31,7 @@ from .objects import (
     Pod,
     Taint,
     Toleration,
+    evolve,
     with_meta,
 )
 
@@ -268,7 +269,7 @@ class APIServer:
             # TaintNodesByCondition: every new Node starts with not-ready:NoSchedule (no timeAdded).
             node: Node = obj
             if not node.has_taint(TAINT_NOT_READY, "NoSchedule"):
-                obj = replace(node, taints=node.taints + (Taint(TAINT_NOT_READY, "NoSchedule"),))
+                obj = evolve(node, taints=node.taints + (Taint(TAINT_NOT_READY, "NoSchedule"),))
         elif obj.resource == "pods":
             obj = self._admit_pod(obj)
         return obj
@@ -283,7 +284,7 @@ class APIServer:
                 extra.append(Toleration(key=key, operator="Exists", effect=NO_EXECUTE, toleration_seconds=seconds))
         if not extra:
             return pod
-        return replace(pod, tolerations=pod.tolerations + tuple(extra))
+        return evolve(pod, tolerations=pod.tolerations + tuple(extra))
 
     def _injected_failure(self, actor: Actor, resource: str, subresource: str) -> str:
         node = actor.node
@@ -317,17 +318,23 @@ class APIServer:
         resource = new.resource
         m = new.metadata
         node = _node_of(new)
-        code = 201 if verb == "create" else 200
-        self.recorder.emit("write", actor.component, node, {
-            "user": actor.user, "verb": verb, "resource": resource, "subresource": subresource,
-            "namespace": m.namespace, "name": m.name, "code": code, "message": None, "removed": removed,
-            "watchers": self._watchers[resource], "received": self.engine.now if received is None else received,
-            "summary": _summary(verb, resource, subresource, old, new, removed),
-        }, new)
+        received = self.engine.now if received is None else received
+        watchers = self._watchers[resource]
+
+        def fields() -> dict[str, Any]:  # built only when someone reads the event
+            return {
+                "user": actor.user, "verb": verb, "resource": resource, "subresource": subresource,
+                "namespace": m.namespace, "name": m.name, "code": 201 if verb == "create" else 200, "message": None,
+                "removed": removed, "watchers": watchers, "received": received,
+                "summary": _summary(verb, resource, subresource, old, new, removed),
+            }
+
+        self.recorder.emit("write", actor.component, node, fields, new)
         if resource in ("nodes", "pods", "endpointslices"):
             _transitions(self.recorder, actor.component, old, None if removed else new, new)
-        key = (m.namespace, m.name)
-        self.engine.call_later(self.watch_delay, self._deliver, resource, key, old, None if removed else new)
+        if resource != "events":  # no informer reads Events back
+            key = (m.namespace, m.name)
+            self.engine.call_later(self.watch_delay, self._deliver, resource, key, old, None if removed else new)
 
     # -- core/v1 Events -----------------------------------------------------------------------------
 

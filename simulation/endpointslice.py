@@ -7,11 +7,10 @@ terminating. NotReady endpoints stay in the slice with ready: false.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .apiserver import Actor
-from .objects import LABEL_ZONE, Endpoint, EndpointSlice, ObjectMeta, Pod, Service
+from .objects import LABEL_ZONE, Endpoint, EndpointSlice, ObjectMeta, Pod, Service, evolve
 from .workloads import random_suffix
 
 if TYPE_CHECKING:
@@ -129,7 +128,7 @@ class EndpointSliceController:
                     service_name=name, endpoints=endpoints)
                 self.api.create(self.actor, es)
             elif current.endpoints != endpoints:
-                self.api.update(self.actor, replace(current, endpoints=endpoints))
+                self.api.update(self.actor, evolve(current, endpoints=endpoints))
 
     def describe(self) -> dict[str, Any]:
         return {name: len(m) for name, m in self.members.items()}

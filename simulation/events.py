@@ -6,6 +6,7 @@ benchmark that never looks at events pays only for a small slotted record per ev
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .clock import US, WallClock
@@ -13,18 +14,24 @@ from .objects import to_k8s
 
 
 class SimEvent:
-    __slots__ = ("seq", "t", "type", "component", "node", "fields", "obj", "clock")
+    __slots__ = ("seq", "t", "type", "component", "node", "_fields", "obj", "clock")
 
     def __init__(self, seq: int, t: int, type_: str, component: str, node: str | None,
-                 fields: dict[str, Any], obj: Any, clock: WallClock) -> None:
+                 fields: dict[str, Any] | Callable[[], dict[str, Any]], obj: Any, clock: WallClock) -> None:
         self.seq = seq
         self.t = t
         self.type = type_
         self.component = component
         self.node = node
-        self.fields = fields
+        self._fields = fields  # a dict, or a function that builds it when first asked
         self.obj = obj
         self.clock = clock
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        if callable(self._fields):
+            self._fields = self._fields()
+        return self._fields
 
     @property
     def seconds(self) -> float:
@@ -59,7 +66,8 @@ class Recorder:
         self.pending: list[SimEvent] = []
         self.now = lambda: 0  # replaced by the Simulation with the engine clock
 
-    def emit(self, type_: str, component: str, node: str | None, fields: dict[str, Any], obj: Any = None) -> SimEvent:
+    def emit(self, type_: str, component: str, node: str | None, fields: dict[str, Any] | Callable[[], dict[str, Any]],
+             obj: Any = None) -> SimEvent:
         self.seq += 1
         ev = SimEvent(self.seq, self.now(), type_, component, node, fields, obj, self.clock)
         self.pending.append(ev)

@@ -7,7 +7,7 @@ Field names follow the Kubernetes API; `to_k8s` renders reference section 9's sh
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from .clock import WallClock
@@ -259,8 +259,21 @@ API_VERSION = {
 }
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def evolve(obj: Any, **changes: Any) -> Any:
+    """dataclasses.replace for these frozen, slotted objects, without re-running __init__:
+    it is the hottest call of a large run (every write makes a new version)."""
+    new = _new(obj.__class__)
+    for name in obj.__slots__:
+        _set(new, name, changes[name] if name in changes else getattr(obj, name))
+    return new
+
+
 def with_meta(obj: Any, **changes: Any) -> Any:
-    return replace(obj, metadata=replace(obj.metadata, **changes))
+    return evolve(obj, metadata=evolve(obj.metadata, **changes))
 
 
 # ---------------------------------------------------------------------------------------

@@ -8,11 +8,11 @@ changes.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import heapq
 from typing import TYPE_CHECKING
 
 from .apiserver import Actor
-from .objects import NO_EXECUTE, NO_SCHEDULE, TAINT_UNSCHEDULABLE, Node, Pod, Taint, set_pod_condition
+from .objects import NO_EXECUTE, NO_SCHEDULE, TAINT_UNSCHEDULABLE, Node, Pod, Taint, evolve, set_pod_condition
 
 if TYPE_CHECKING:
     from .context import Context
@@ -28,29 +28,55 @@ class Scheduler:
         self.actor = Actor("system:kube-scheduler", LANE)
         self.pods_on_node = pods_on_node
         self.pending: dict[str, Pod] = {}
-        self.assumed: dict[str, set[str]] = {}  # node -> pods bound but not yet seen bound in the cache
+        self.counts: dict[str, int] = {}  # node -> pods bound to it (assumed ones included)
+        self.placed: dict[str, str] = {}  # pod key -> node it is counted on
+        self._candidates: list[tuple[int, str]] = []  # (count, node) heap; stale entries skipped
         self.last_failure: dict[str, str] = {}
         self._queued = False
         self.api.watch("pods", LANE, self._on_pod)
         self.api.watch("nodes", LANE, self._on_node)
+
+    # -- the scheduler cache -----------------------------------------------------------------
+
+    def _set_count(self, node: str, delta: int) -> None:
+        if node in self.counts:
+            self.counts[node] += delta
+            heapq.heappush(self._candidates, (self.counts[node], node))
+
+    def _place(self, key: str, node: str | None) -> None:
+        before = self.placed.pop(key, None)
+        if before is not None:
+            self._set_count(before, -1)
+        if node is not None:
+            self.placed[key] = node
+            self._set_count(node, +1)
 
     def _on_pod(self, old: Pod | None, new: Pod | None) -> None:
         if new is None:
             if old is not None:
                 self.pending.pop(old.key, None)
                 self.last_failure.pop(old.key, None)
+                self._place(old.key, None)
                 self._requeue()  # a freed slot can help
             return
         if new.node_name:
             self.pending.pop(new.key, None)
             self.last_failure.pop(new.key, None)
-            self.assumed.get(new.node_name, set()).discard(new.key)
+            if new.terminal:
+                self._place(new.key, None)
+            elif self.placed.get(new.key) != new.node_name:
+                self._place(new.key, new.node_name)
             return
         if new.metadata.deletion_timestamp is None and not new.terminal:
             self.pending[new.key] = new
             self._requeue()
 
     def _on_node(self, old: Node | None, new: Node | None) -> None:
+        if new is not None and new.metadata.name not in self.counts:
+            self.counts[new.metadata.name] = sum(1 for n in self.placed.values() if n == new.metadata.name)
+            heapq.heappush(self._candidates, (self.counts[new.metadata.name], new.metadata.name))
+        elif new is None and old is not None:
+            self.counts.pop(old.metadata.name, None)
         if self.pending and (old is None or new is None or old.taints != new.taints
                              or old.unschedulable != new.unschedulable):
             self._requeue()
@@ -62,41 +88,57 @@ class Scheduler:
 
     def _schedule_pending(self) -> None:
         self._queued = False
-        nodes = sorted(self.api.cache["nodes"].values(), key=lambda n: n.metadata.name)
+        if len(self._candidates) > 4 * len(self.counts) + 64:
+            self._candidates = [(c, n) for n, c in self.counts.items()]
+            heapq.heapify(self._candidates)
         for key in sorted(self.pending, key=lambda k: (self.pending[k].metadata.creation, k)):
             pod = self.pending.get(key)
             if pod is not None:
-                self.schedule_one(pod, nodes)
+                self.schedule_one(pod)
 
-    def schedule_one(self, pod: Pod, nodes: list[Node]) -> None:
-        reasons: dict[str, int] = {}
-        best: tuple[int, str] | None = None
-        for node in nodes:
-            why = self._filter(pod, node)
-            if why:
+    # -- one pod ----------------------------------------------------------------------------------
+
+    def schedule_one(self, pod: Pod) -> None:
+        """Walk the nodes from the fewest pods up (ties by name); the first feasible one wins."""
+        target = None
+        popped: list[tuple[int, str]] = []
+        pinned = pod.node_selector.get("metadata.name")  # a DaemonSet pod can only go to its node
+        if pinned is not None:
+            node = self.api.cached("nodes", pinned)
+            if node is not None and not self._filter(pod, node):
+                target = pinned
+        while target is None and pinned is None and self._candidates:
+            count, name = heapq.heappop(self._candidates)
+            if self.counts.get(name) != count or (popped and popped[-1] == (count, name)):
+                continue  # stale entry (or a duplicate of the one just seen)
+            popped.append((count, name))
+            node = self.api.cached("nodes", name)
+            if node is not None and not self._filter(pod, node):
+                target = name
+                break
+        for entry in popped:
+            if entry[1] != target:
+                heapq.heappush(self._candidates, entry)
+        if target is None:
+            nodes = sorted(self.api.cache["nodes"].values(), key=lambda n: n.metadata.name)
+            reasons: dict[str, int] = {}
+            for node in nodes:
+                why = self._filter(pod, node)
                 reasons[why] = reasons.get(why, 0) + 1
-                continue
-            count = self._pod_count(node.metadata.name)
-            if best is None or (count, node.metadata.name) < best:
-                best = (count, node.metadata.name)
-        if best is None:
             self._unschedulable(pod, len(nodes), reasons)
             return
-        target = best[1]
         now = self.ctx.engine.now
         resp = self.api.patch(self.actor, "pods", pod.metadata.name,
-                              lambda p: replace(p, node_name=target,
+                              lambda p: evolve(p, node_name=target,
                                                 conditions=set_pod_condition(p.conditions, "PodScheduled", "True", now)),
                               namespace=pod.metadata.namespace, subresource="binding", verb="create")
         if resp.ok:
             self.pending.pop(pod.key, None)
-            self.assumed.setdefault(target, set()).add(pod.key)
+            self._place(pod.key, target)  # assumed until the watch confirms it
             self.api.record_event(self.actor, pod, "Scheduled",
                                   f"Successfully assigned {pod.key} to {target}", source_component="default-scheduler")
-
-    def _pod_count(self, node: str) -> int:
-        pods = self.pods_on_node(node)
-        return sum(1 for p in pods.values() if not p.terminal) + len(self.assumed.get(node, ()))
+        else:
+            heapq.heappush(self._candidates, (self.counts.get(target, 0), target))
 
     def _filter(self, pod: Pod, node: Node) -> str:
         if pod.owner_kind == "DaemonSet" and pod.node_selector.get("metadata.name", node.metadata.name) != node.metadata.name:
@@ -109,7 +151,7 @@ class Scheduler:
         for taint in node.taints:
             if taint.effect in (NO_SCHEDULE, NO_EXECUTE) and not any(t.tolerates(taint) for t in pod.tolerations):
                 return f"had untolerated taint {{{taint.key}: {taint.value}}}"
-        if self._pod_count(node.metadata.name) >= MAX_PODS:
+        if self.counts.get(node.metadata.name, 0) >= MAX_PODS:
             return "Too many pods"
         return ""
 
@@ -123,7 +165,7 @@ class Scheduler:
         self.last_failure[pod.key] = message
         now = self.ctx.engine.now
         self.api.patch(self.actor, "pods", pod.metadata.name,
-                       lambda p: replace(p, conditions=set_pod_condition(p.conditions, "PodScheduled", "False", now,
+                       lambda p: evolve(p, conditions=set_pod_condition(p.conditions, "PodScheduled", "False", now,
                                                                          "Unschedulable", message)),
                        namespace=pod.metadata.namespace, subresource="status")
         self.api.record_event(self.actor, pod, "FailedScheduling", message, type_="Warning",

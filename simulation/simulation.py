@@ -3,7 +3,6 @@ virtual time and hands out events slice by slice (docs/simulation-api.md)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from .apiserver import Actor, APIServer
@@ -16,7 +15,7 @@ from .faults import FaultError, normalise_fault, reverse_of
 from .garbage import CloudNodeLifecycleController, GarbageCollector, PodGarbageCollector
 from .kubelet import Kubelet
 from .nodelifecycle import NodeLifecycleController
-from .objects import LABEL_HOSTNAME, LABEL_ZONE, Node, ObjectMeta, Pod, Service, to_k8s
+from .objects import LABEL_HOSTNAME, LABEL_ZONE, Node, ObjectMeta, Pod, Service, evolve, to_k8s
 from .profiles import PROFILES
 from .scenario import Scenario
 from .scheduler import Scheduler
@@ -256,7 +255,7 @@ class Simulation:
 
     def _set_unschedulable(self, name: str, value: bool) -> None:
         if self.api.current("nodes", name) is not None:
-            self.api.patch(TRAINER, "nodes", name, lambda n: replace(n, unschedulable=value))
+            self.api.patch(TRAINER, "nodes", name, lambda n: evolve(n, unschedulable=value))
 
     def _do_create_node(self, cmd: dict[str, Any]) -> None:
         name, zone = cmd["name"], cmd.get("zone", "")

@@ -7,13 +7,13 @@ when this controller observes the taint. An existing schedule is kept as it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .apiserver import Actor
 from .clock import MS, US
 from .engine import Timer
-from .objects import NO_EXECUTE, Node, Pod, Taint, Toleration, set_pod_condition
+from .objects import NO_EXECUTE, Node, Pod, Taint, Toleration, evolve, set_pod_condition
 
 if TYPE_CHECKING:
     from .context import Context
@@ -215,7 +215,7 @@ class TaintEvictionController:
 
 
 def _with_conditions(pod: Pod, conditions: tuple) -> Pod:
-    return replace(pod, conditions=conditions)
+    return evolve(pod, conditions=conditions)
 
 
 def _tol_text(t: Toleration) -> str:

@@ -8,15 +8,17 @@ a status sync asks for them, instead of being scheduled: same answers, far fewer
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..apiserver import Actor, Response
 from ..clock import MS, US, go_duration
 from ..engine import ProcessHandle, Timer
-from ..objects import Node, Pod, set_pod_condition
+from ..objects import Node, Pod, evolve, set_pod_condition
 from .lease import NodeLeaseController
 from .node_status import RESOURCE_CONDITION, NodeStatusSyncer
+
+CONDITION_RESOURCE = {c: r for r, c in RESOURCE_CONDITION.items()}
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -235,8 +237,7 @@ class Kubelet:
     def pressure_observed(self, condition_type: str, now: int) -> bool:
         """The eviction manager's flag as of its last synchronize (10 s grid): True from the first
         synchronize that sees the signal until 5 min after the last one that saw it."""
-        resource = next(r for r, c in RESOURCE_CONDITION.items() if c == condition_type)
-        episodes = self.pressure[resource]
+        episodes = self.pressure[CONDITION_RESOURCE[condition_type]]
         if not episodes or now < self.started_at:
             return False
         tick = _floor(now, self.started_at, EVICTION_MONITORING_INTERVAL)
@@ -330,7 +331,7 @@ class Kubelet:
             conditions = set_pod_condition(current.conditions, "DisruptionTarget", "True", now, dt_reason, dt_message)
             for ctype in ("Ready", "ContainersReady"):
                 conditions = set_pod_condition(conditions, ctype, "False", now, "PodFailed" if ctype == "Ready" else "PodFailed")
-            return replace(current, phase="Failed", reason=reason, message=message, conditions=conditions,
+            return evolve(current, phase="Failed", reason=reason, message=message, conditions=conditions,
                            container_ready=False, container_state="terminated", container_reason="Error")
 
         yield from self._patch_pod(pod, change)
@@ -395,7 +396,7 @@ class Kubelet:
             conditions = current.conditions
             for ctype in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"):
                 conditions = set_pod_condition(conditions, ctype, "True", now)
-            return replace(current, phase="Running", conditions=conditions, pod_ip=ip, host_ip=self.address,
+            return evolve(current, phase="Running", conditions=conditions, pod_ip=ip, host_ip=self.address,
                            start_time=current.start_time if current.start_time is not None else now,
                            container_ready=True, container_state="running", container_reason="",
                            restart_count=current.restart_count + (1 if restarted else 0))
@@ -423,7 +424,7 @@ class Kubelet:
                 conditions = current.conditions
                 for ctype in ("Ready", "ContainersReady"):
                     conditions = set_pod_condition(conditions, ctype, "True", now)
-                return replace(current, conditions=conditions, container_ready=True)
+                return evolve(current, conditions=conditions, container_ready=True)
 
             self._processes.append(self.ctx.engine.spawn(self._patch_pod(pod, change)))
 

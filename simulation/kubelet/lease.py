@@ -8,12 +8,11 @@ backoff of 0.2, 0.4, ... 7 s with no attempt limit. Independent of the runtime a
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..clock import MS, US
 from ..context import jitter
-from ..objects import Lease, ObjectMeta
+from ..objects import Lease, ObjectMeta, evolve
 
 if TYPE_CHECKING:
     from .kubelet import Kubelet
@@ -49,9 +48,12 @@ class NodeLeaseController:
     def retry_update_lease(self, base: Lease) -> Generator[int, Any, bool]:
         k = self.kubelet
         for _ in range(MAX_UPDATE_RETRIES):
-            to_update = yield from self.new_lease(base)
-            if to_update is None:
-                return False
+            if base.metadata.owner_references:  # the usual renewal: no Node GET needed
+                to_update = evolve(base, renew_time=self.ctx.engine.now)
+            else:
+                to_update = yield from self.new_lease(base)
+                if to_update is None:
+                    return False
             resp = yield from k.api.call(k.lease_actor, "update", "leases", k.name,
                                          lambda received, obj=to_update: k.api.update(k.lease_actor, obj, received=received),
                                          namespace="kube-node-lease")
@@ -109,7 +111,7 @@ class NodeLeaseController:
                                          lambda _r: k.api.get(k.lease_actor, "nodes", k.name))
             if resp.ok:
                 owner = {"apiVersion": "v1", "kind": "Node", "name": k.name, "uid": resp.obj.metadata.uid}
-                lease = replace(lease, metadata=replace(lease.metadata, owner_references=(owner,)))
+                lease = evolve(lease, metadata=evolve(lease.metadata, owner_references=(owner,)))
             elif base is None or not self.ctx.profile.lease_renews_without_owner:
                 return None  # "Failed to prepare lease" (1.29+), or nothing to create yet
-        return replace(lease, renew_time=self.ctx.engine.now)
+        return evolve(lease, renew_time=self.ctx.engine.now)

@@ -4,12 +4,11 @@ pkg/kubelet/nodestatus/setters.go; reference 2.2-2.3)."""
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..clock import MS, US
 from ..context import jitter
-from ..objects import LABEL_HOSTNAME, LABEL_ZONE, Node, NodeCondition, ObjectMeta
+from ..objects import LABEL_HOSTNAME, LABEL_ZONE, Node, NodeCondition, ObjectMeta, evolve
 
 if TYPE_CHECKING:
     from .kubelet import Kubelet
@@ -54,11 +53,18 @@ def desired_conditions(kubelet: Kubelet, now: int) -> list[tuple[str, str, str, 
     return out
 
 
-def apply_setters(kubelet: Kubelet, original: Node | None, now: int) -> tuple[NodeCondition, ...]:
+def unchanged(current: tuple[NodeCondition, ...], desired: list[tuple[str, str, str, str]]) -> bool:
+    """What nodeStatusHasChanged would say, without building the new conditions first."""
+    have = {c.type: (c.type, c.status, c.reason, c.message) for c in current}
+    return all(have.get(d[0]) == d for d in desired)
+
+
+def apply_setters(kubelet: Kubelet, original: Node | None, now: int,
+                  desired: list[tuple[str, str, str, str]] | None = None) -> tuple[NodeCondition, ...]:
     """Every setter stamps lastHeartbeatTime = now; lastTransitionTime moves on a status change."""
     existing = {c.type: c for c in original.conditions} if original is not None else {}
     conditions = []
-    for ctype, status, reason, message in desired_conditions(kubelet, now):
+    for ctype, status, reason, message in desired or desired_conditions(kubelet, now):
         old = existing.get(ctype)
         transition = old.last_transition_time if old is not None and old.status == status else now
         conditions.append(NodeCondition(ctype, status, reason, message, now, transition))
@@ -134,9 +140,12 @@ class NodeStatusSyncer:
             if original is None:
                 continue
             now = self.ctx.engine.now
-            conditions = apply_setters(k, original, now)
+            desired = desired_conditions(k, now)
             report_due = (self.last_status_report_time is None
                           or now - self.last_status_report_time >= self.ctx.kubelet.node_status_report_frequency)
+            if not report_due and unchanged(original.conditions, desired):
+                return  # the common case: nothing to post
+            conditions = apply_setters(k, original, now, desired)
             if not (status_changed(original.conditions, conditions) or report_due):
                 return
             ok = yield from self.patch_status(original, conditions,
@@ -163,7 +172,7 @@ class NodeStatusSyncer:
             for t in order:
                 if t not in seen:
                     seen.append(t)
-            return replace(current, conditions=tuple(merged[t] for t in seen))
+            return evolve(current, conditions=tuple(merged[t] for t in seen))
 
         resp = yield from k.api.call(k.status_actor, "patch", "nodes", k.name,
                                      lambda received: k.api.patch(k.status_actor, "nodes", k.name, change,
@@ -208,7 +217,7 @@ class NodeStatusSyncer:
                 pod_cidr=k.pod_cidr, address=k.address, kubelet_version=self.ctx.profile.kubelet_version,
                 capacity=(("cpu", "4"), ("ephemeral-storage", "101430960Ki"), ("memory", "16374584Ki"), ("pods", "110")),
             )
-            node = replace(node, conditions=apply_setters(k, None, now))
+            node = evolve(node, conditions=apply_setters(k, None, now))
             resp = yield from k.api.call(k.status_actor, "create", "nodes", k.name,
                                          lambda received, node=node: k.api.create(k.status_actor, node, received))
             if resp.ok:

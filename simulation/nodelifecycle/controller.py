@@ -9,7 +9,7 @@ All timing uses the controller's own clock; the Lease's leaseDurationSeconds is 
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..apiserver import Actor
@@ -33,6 +33,7 @@ from ..objects import (
     NodeCondition,
     Pod,
     Taint,
+    evolve,
     set_pod_condition,
 )
 from .rate_limited_queue import RateLimitedTimedQueue, TimedValue
@@ -81,9 +82,21 @@ class NodeHealth:
         return None
 
 
+_ZONE_CACHE: dict[int, tuple[dict[str, str], str]] = {}
+
+
 def zone_key(node: Node) -> str:
     """GetZoneKey: region + ":\\0:" + zone, shown as "region/zone" (or just the zone)."""
     labels = node.metadata.labels
+    hit = _ZONE_CACHE.get(id(labels))
+    if hit is not None and hit[0] is labels:
+        return hit[1]
+    key = _zone_key(labels)
+    _ZONE_CACHE[id(labels)] = (labels, key)
+    return key
+
+
+def _zone_key(labels: dict[str, str]) -> str:
     zone = labels.get(LABEL_ZONE_BETA) or labels.get(LABEL_ZONE, "")
     region = labels.get(LABEL_REGION_BETA) or labels.get(LABEL_REGION, "")
     if not zone and not region:
@@ -271,14 +284,14 @@ class NodeLifecycleController:
             else:
                 c = conditions[by_type[ctype]]
                 if c.status != "Unknown":
-                    conditions[by_type[ctype]] = replace(c, status="Unknown", reason="NodeStatusUnknown",
+                    conditions[by_type[ctype]] = evolve(c, status="Unknown", reason="NodeStatusUnknown",
                                                          message="Kubelet stopped posting node status.",
                                                          last_transition_time=now)
         current = next(c for c in conditions if c.type == "Ready")
         if current == observed:
             self.last_pass[name]["current"] = current.status
             return True, observed.status, current.status, None
-        updated = replace(node, conditions=tuple(conditions))
+        updated = evolve(node, conditions=tuple(conditions))
         resp = self.api.update(self.actor, updated, subresource="status")
         self.ctx.recorder.decision(LANE, "nlc.mark-unknown", name, {
             "probeTimestamp": health.probe_timestamp / US, "gracePeriod": grace / US, "now": now / US,
@@ -312,7 +325,7 @@ class NodeLifecycleController:
             conditions = set_pod_condition(pod.conditions, "Ready", "False", now, ready.reason, ready.message)
             if conditions == pod.conditions:
                 continue  # already False with the same reason: UpdatePodCondition reports no change
-            resp = self.api.update(self.actor, replace(pod, conditions=conditions), subresource="status")
+            resp = self.api.update(self.actor, evolve(pod, conditions=conditions), subresource="status")
             if resp.code == 404:
                 continue
             if not resp.ok:
@@ -344,7 +357,7 @@ class NodeLifecycleController:
             return
         conditions = set_pod_condition(new.conditions, "Ready", "False", self.ctx.engine.now, ready.reason, ready.message)
         if conditions != new.conditions:
-            self.api.update(self.actor, replace(new, conditions=conditions), subresource="status")
+            self.api.update(self.actor, evolve(new, conditions=conditions), subresource="status")
             self.api.record_event(self.actor, new, "NodeNotReady", "Node is not ready", type_="Warning",
                                   source_component="node-controller")
 
@@ -372,7 +385,7 @@ class NodeLifecycleController:
         q = self.queues[zone]
         self.ctx.recorder.decision(LANE, "nlc.enqueue-taint", name, {
             "observedReady": observed, "zone": zone or "(unlabelled)", "zoneState": self.zone_states.get(zone),
-            "rate": _rate(q), "tokens": round(q.limiter.available(self.ctx.engine.now), 3), "queue": q.items(),
+            "rate": _rate(q), "tokens": round(q.limiter.available(self.ctx.engine.now), 3), "queueLength": len(q),
         }, "queued for a NoExecute taint",
             f"Ready was {observed} at the start of this pass: the node joins its zone's rate-limited taint queue.", SOURCE)
         self._ensure_tainting_tick()
@@ -386,6 +399,8 @@ class NodeLifecycleController:
 
     def _mark_node_as_reachable(self, node: Node, reason: str) -> bool:
         name = node.metadata.name
+        if not node.taints and not any(name in q for q in self.queues.values()):
+            return False  # nothing to remove: the steady state of a healthy node
         removed_taints = [k for k in (TAINT_UNREACHABLE, TAINT_NOT_READY) if node.has_taint(k, NO_EXECUTE)]
         for key in (TAINT_UNREACHABLE, TAINT_NOT_READY):
             if node.has_taint(key, NO_EXECUTE):
@@ -455,7 +470,7 @@ class NodeLifecycleController:
         def add(current: Node) -> Node:
             if current.has_taint(add_key, NO_EXECUTE):
                 return current
-            return replace(current, taints=current.taints + (Taint(add_key, NO_EXECUTE, "", now),))
+            return evolve(current, taints=current.taints + (Taint(add_key, NO_EXECUTE, "", now),))
 
         current = self.api.current("nodes", name)
         ok = True
@@ -473,7 +488,7 @@ class NodeLifecycleController:
         if current is None or not any(current.has_taint(k, e) for k, e in taints):
             return
         self.api.patch(self.actor, "nodes", name,
-                       lambda n: replace(n, taints=tuple(t for t in n.taints if (t.key, t.effect) not in taints)))
+                       lambda n: evolve(n, taints=tuple(t for t in n.taints if (t.key, t.effect) not in taints)))
 
     # -- NoSchedule taints (taint nodes by condition) --------------------------------------------------
 
@@ -510,7 +525,7 @@ class NodeLifecycleController:
             return
         now = self.ctx.engine.now
         if to_add:
-            self.api.patch(self.actor, "nodes", name, lambda n: replace(
+            self.api.patch(self.actor, "nodes", name, lambda n: evolve(
                 n, taints=n.taints + tuple(Taint(k, NO_SCHEDULE, "", now) for k in to_add if not n.has_taint(k, NO_SCHEDULE))))
         if to_del:
             self._remove_taints(name, [(k, NO_SCHEDULE) for k in to_del])

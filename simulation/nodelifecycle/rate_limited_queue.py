@@ -62,56 +62,75 @@ class TimedValue:
     value: str = field(compare=False)
     uid: str = field(compare=False)
     added_at: int = field(compare=False)
+    removed: bool = field(default=False, compare=False)
 
 
 class RateLimitedTimedQueue:
+    """A heap ordered by processAt plus the "seen" set that refuses duplicates.
+
+    Removal marks the heap entry dead instead of re-heapifying: a zone with hundreds of
+    waiting nodes re-adds each of them every monitor pass.
+    """
+
     def __init__(self, qps: float, now: int) -> None:
         self.limiter: TokenBucket | NeverLimiter = TokenBucket(qps, now) if qps > 0 else NeverLimiter()
         self._heap: list[TimedValue] = []
         self._set: set[str] = set()  # "seen": blocks re-adding until Remove
+        self._live: dict[str, TimedValue] = {}  # entries still in the heap
         self._order = 0
 
     def add(self, value: str, uid: str, now: int) -> bool:
         if value in self._set:
             return False
-        self._order += 1
-        heapq.heappush(self._heap, TimedValue(now, self._order, value, uid, now))
+        self._push(TimedValue(now, 0, value, uid, now))
         self._set.add(value)
         return True
+
+    def _push(self, item: TimedValue) -> None:
+        self._order += 1
+        item.order = self._order
+        heapq.heappush(self._heap, item)
+        self._live[item.value] = item
+
+    def _drop(self, value: str) -> None:
+        item = self._live.pop(value, None)
+        if item is not None:
+            item.removed = True
+
+    def _head(self) -> TimedValue | None:
+        while self._heap and self._heap[0].removed:
+            heapq.heappop(self._heap)
+        return self._heap[0] if self._heap else None
 
     def remove(self, value: str) -> bool:
         """Remove from both the heap and the seen set."""
         if value not in self._set:
             return False
         self._set.discard(value)
-        self._heap = [v for v in self._heap if v.value != value]
-        heapq.heapify(self._heap)
+        self._drop(value)
         return True
 
+    def __contains__(self, value: str) -> bool:
+        return value in self._set
+
     def __len__(self) -> int:
-        return len(self._heap)
+        return len(self._live)
 
     def items(self) -> list[str]:
-        return [v.value for v in sorted(self._heap)]
+        return [v.value for v in sorted(self._live.values())]
 
-    def try_process(self, now: int, fn: Callable[[TimedValue], tuple[bool, int]],
-                    on_refused: Callable[[str], None] | None = None) -> None:
+    def try_process(self, now: int, fn: Callable[[TimedValue], tuple[bool, int]]) -> None:
         """Try: a token is asked for before each look at the head item."""
-        while self._heap:
-            head = self._heap[0]
+        while (head := self._head()) is not None:
             if not self.limiter.try_accept(now):
-                if on_refused is not None:
-                    on_refused(head.value)
                 return
             if now < head.process_at:
                 return
             done, wait = fn(head)
+            self._drop(head.value)
             if not done:
-                heapq.heappop(self._heap)
-                self._order += 1
-                heapq.heappush(self._heap, TimedValue(now + wait + 1, self._order, head.value, head.uid, head.added_at))
-            else:
-                heapq.heappop(self._heap)  # stays in the seen set
+                self._push(TimedValue(now + wait + 1, 0, head.value, head.uid, head.added_at))
+            # done: the item leaves the heap but stays in the seen set
 
     def swap_limiter(self, qps: float, now: int) -> bool:
         """SwapLimiter: no-op at the same reported rate; a rate <= 0 blocks; otherwise a new full
