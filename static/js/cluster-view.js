@@ -28,6 +28,8 @@ export class ClusterView {
     this.cards = new Map(); // node name -> {el, signature, bars}
     this.zones = new Map(); // zone -> {el, head, list, signature}
     this.pending = null;
+    this.dirty = new Set(); // nodes whose card may need rebuilding
+    this.full = true; // the next render rebuilds the structure (snapshot, node set, focus)
     root.addEventListener("click", (e) => {
       const podEl = e.target.closest("[data-pod]");
       if (podEl) {
@@ -56,8 +58,44 @@ export class ClusterView {
     for (const li of this.root.querySelectorAll("[data-pod]")) li.classList.toggle("selected", li.dataset.pod === key);
   }
 
-  /** Rebuilds the structure where objects changed (called when the store's version moved). */
+  /** Marks a node's card as possibly changed ("" for pods waiting for a node). */
+  touch(nodeName) {
+    this.dirty.add(nodeName ?? "");
+  }
+
+  invalidate() {
+    this.full = true;
+  }
+
+  /**
+   * Rebuilds what changed. Per frame only the touched cards are looked at; the whole structure
+   * is rebuilt only when the node set or the layout changed.
+   */
   render() {
+    const nodeCount = this.store.byResource.get("nodes")?.size ?? 0;
+    if (!this.full && nodeCount === this.cards.size && !this.dirty.has("")) {
+      const compact = this.root.classList.contains("compact");
+      for (const name of this.dirty) {
+        const node = this.store.node(name);
+        if (!node || !this.cards.has(name)) {
+          this.full = true;
+          break;
+        }
+        this.#card(node, this.store.podsOn(name), compact);
+      }
+      if (!this.full) {
+        for (const [zone, section] of this.zones) this.#zoneHead(section, zone);
+        this.dirty.clear();
+        this.tick();
+        return;
+      }
+    }
+    this.full = false;
+    this.dirty.clear();
+    this.#renderAll();
+  }
+
+  #renderAll() {
     const nodes = this.store.list("nodes").sort((a, b) => naturalCompare(nameOf(a), nameOf(b)));
     const compact = nodes.length > 24;
     this.root.classList.toggle("compact", compact);
@@ -142,7 +180,8 @@ export class ClusterView {
     const lease = this.store.lease(name);
     const faults = this.controllers.faultsOf(name);
     const evictions = pods.map((p) => this.controllers.evictions.get(`${p.metadata?.namespace ?? "default"}/${nameOf(p)}`)?.fireAt ?? "");
-    const signature = JSON.stringify([node.metadata?.resourceVersion, node.spec, node.status?.conditions, lease?.spec?.renewTime,
+    // A Lease renewal moves only the bar (tick reads the Lease from the store): no rebuild.
+    const signature = JSON.stringify([node.metadata?.resourceVersion, node.spec, node.status?.conditions, Boolean(lease),
       pods.map((p) => [nameOf(p), p.metadata?.resourceVersion, podReady(p), isTerminating(p), p.status?.phase]), faults, compact, evictions]);
     let card = this.cards.get(name);
     if (card && card.signature === signature) return card;
@@ -214,7 +253,10 @@ export class ClusterView {
     const sorted = [...pods].sort((a, b) => naturalCompare(nameOf(a), nameOf(b)));
     for (const p of sorted) list.append(this.#podItem(p, node, compact));
     article.replaceChildren(head, leaseBar, meta, chips, list);
-    card.bars = { leaseFill, leaseText, statusPost, lease, node };
+    card.bars = { leaseFill, leaseText, statusPost, lease, node, leaseBar };
+    // Only pods on a NoExecute-tainted node (or with a known schedule) can show a countdown.
+    card.podItems = [...list.children];
+    card.mayEvict = taintsOf(node).some((t) => t.effect === "NoExecute");
   }
 
   #podItem(pod, node, compact = false) {
@@ -253,37 +295,51 @@ export class ClusterView {
     const now = this.clock.now();
     const grace = this.controllers.gracePeriod;
     for (const card of this.cards.values()) {
-      const { leaseFill, leaseText, statusPost, lease, node } = card.bars;
+      const { leaseFill, leaseText, statusPost, node, leaseBar } = card.bars;
+      const lease = this.store.lease(node.metadata?.name);
       const renew = lease ? this.clock.secondsOf(lease.spec?.renewTime) : null;
       if (renew === null) {
-        leaseFill.style.width = "0%";
         setText(leaseText, this.t("cluster.no-lease"));
       } else {
         const ageS = Math.max(0, now - renew);
         const fraction = Math.min(1, ageS / grace);
-        leaseFill.style.width = `${(fraction * 100).toFixed(1)}%`;
-        leaseFill.className = `fill ${fraction >= 1 ? "over" : fraction > 0.5 ? "warn" : "ok"}`;
-        card.el.querySelector(".lease-bar").dataset.expired = String(ageS > grace);
-        setText(leaseText, this.t("cluster.lease-age", { age: ageS.toFixed(1), grace }));
+        // scaleX moves the bar without a layout pass; the text changes once a second.
+        setStyle(leaseFill, "transform", `scaleX(${fraction.toFixed(3)})`);
+        const level = fraction >= 1 ? "over" : fraction > 0.5 ? "warn" : "ok";
+        if (leaseFill.dataset.level !== level) {
+          leaseFill.dataset.level = level;
+          leaseFill.className = `fill ${level}`;
+        }
+        const expired = String(ageS > grace);
+        if (leaseBar.dataset.expired !== expired) leaseBar.dataset.expired = expired;
+        setText(leaseText, this.t("cluster.lease-age", { age: Math.floor(ageS), grace }));
       }
       const beat = this.clock.secondsOf(condition(node, "Ready")?.lastHeartbeatTime);
-      setText(statusPost, beat === null ? this.t("cluster.no-status") : this.t("cluster.status-post", { age: formatCountdown(Math.max(0, now - beat)) }));
-    }
-    for (const li of this.root.querySelectorAll("li.pod")) {
-      const countdown = li.querySelector(".countdown");
-      const eviction = this.controllers.evictionOf(li._pod, li._node, (ts) => this.clock.secondsOf(ts));
-      if (!eviction || eviction.never || isTerminating(li._pod)) {
-        countdown.hidden = true;
-        continue;
-      }
-      countdown.hidden = false;
-      const left = eviction.fireAt - now;
-      const total = Math.max(1, eviction.fireAt - eviction.scheduledAt);
-      countdown.querySelector(".fill").style.width = `${Math.max(0, Math.min(100, (left / total) * 100)).toFixed(1)}%`;
-      countdown.dataset.left = left.toFixed(1);
-      setText(countdown.querySelector(".countdown-text"), this.t("cluster.evicts-in", { left: formatCountdown(left) }));
+      setText(statusPost, beat === null ? this.t("cluster.no-status") : this.t("cluster.status-post", { age: formatCountdown(Math.floor(Math.max(0, now - beat))) }));
+      if (card.mayEvict) for (const li of card.podItems) this.#countdown(li, now);
+      else if (card.hadCountdown) for (const li of card.podItems) li.querySelector(".countdown").hidden = true;
+      card.hadCountdown = card.mayEvict;
     }
   }
+
+  #countdown(li, now) {
+    const countdown = li.querySelector(".countdown");
+    const eviction = this.controllers.evictionOf(li._pod, li._node, (ts) => this.clock.secondsOf(ts));
+    if (!eviction || eviction.never || isTerminating(li._pod)) {
+      countdown.hidden = true;
+      return;
+    }
+    countdown.hidden = false;
+    const left = eviction.fireAt - now;
+    const total = Math.max(1, eviction.fireAt - eviction.scheduledAt);
+    setStyle(countdown.querySelector(".fill"), "transform", `scaleX(${Math.max(0, Math.min(1, left / total)).toFixed(3)})`);
+    countdown.dataset.left = left.toFixed(0);
+    setText(countdown.querySelector(".countdown-text"), this.t("cluster.evicts-in", { left: formatCountdown(Math.ceil(left)) }));
+  }
+}
+
+function setStyle(node, prop, value) {
+  if (node.style[prop] !== value) node.style[prop] = value;
 }
 
 function setText(node, text) {

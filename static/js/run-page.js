@@ -143,6 +143,7 @@ class RunPage {
     if (!this.focus || !nodes.includes(this.focus)) this.focus = nodes.includes("node-2") ? "node-2" : nodes[0] ?? null;
     this.setFocus(this.focus, { force: true });
     this.timeline.reset(this.log);
+    this.cluster.invalidate();
     this.renderedVersion = -1;
     this.#scenarioInfo(snapshot.scenario);
   }
@@ -168,6 +169,7 @@ class RunPage {
     for (const event of msg.events ?? []) {
       if (!this.store.apply(event)) continue; // already seen (overlap after a resume)
       this.controllers.apply(event);
+      this.#touch(event);
       this.log.push(event);
       this.arch.pulse(event, this.focus);
       fresh.push(event);
@@ -179,6 +181,16 @@ class RunPage {
     }
     this.lastFrameAt = performance.now();
     this.framesSeen = (this.framesSeen ?? 0) + 1;
+  }
+
+  /** Tells the cluster view which node cards an event may have changed. */
+  #touch(event) {
+    if (event.type === "write") {
+      if (event.resource === "nodes" || event.resource === "leases") this.cluster.touch(event.name);
+      else if (event.resource === "pods") this.cluster.touch(event.object?.spec?.nodeName ?? event.node ?? "");
+    } else if (event.type === "fault" && event.node) this.cluster.touch(event.node);
+    else if (event.type === "fault") this.cluster.invalidate();
+    else if (event.type === "decision" && event.component === "taint-eviction-controller") this.cluster.touch(event.node);
   }
 
   onStatus(msg) {

@@ -40,7 +40,8 @@ export class EvictionFlow {
     const bar = this.root.querySelector(".ev-countdown");
     if (bar && eviction && !eviction.never) {
       const left = eviction.fireAt - now;
-      bar.querySelector(".fill").style.width = `${Math.max(0, Math.min(100, (left / Math.max(1, eviction.fireAt - eviction.scheduledAt)) * 100))}%`;
+      const share = Math.max(0, Math.min(1, left / Math.max(1, eviction.fireAt - eviction.scheduledAt)));
+      bar.querySelector(".fill").style.transform = `scaleX(${share.toFixed(3)})`;
       const text = this.t("cluster.evicts-in", { left: formatCountdown(left) });
       const label = bar.querySelector(".countdown-text");
       if (label.textContent !== text) label.textContent = text;

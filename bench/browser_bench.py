@@ -1,0 +1,200 @@
+"""Browser rendering benchmark of the live run page (issue 4).
+
+A 100-node run (10 pods per node, two zones, kubelet faults on the way) is computed with the
+simulation library, then replayed into the real run page at 10 frames per second through
+Playwright's websocket routing, so only the browser's work is measured: the page, its
+scripts and styles are served by the site itself (Django runserver, DEBUG static files).
+
+Prints the main-thread time per frame (median, p95; Chrome's TaskDuration per 100 ms frame
+interval), long tasks (> 50 ms), DOM node count and JS heap at start and end.
+
+    python bench/browser_bench.py [--seconds 300] [--fps 10] [--nodes 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from simulation import Simulation, load_scenario  # noqa: E402
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def scenario(nodes: int, duration: float) -> dict:
+    half = nodes // 2
+    return {
+        "name": "browser-bench",
+        "duration": f"{max(int(duration) + 60, 600)}s",
+        "cluster": {
+            "zones": [{"name": "zone-a", "nodes": half}, {"name": "zone-b", "nodes": nodes - half}],
+            "workloads": [{"name": "web", "replicas": nodes * 9}, {"name": "agent", "kind": "DaemonSet"}],
+            "services": [{"name": "web", "selector": {"app": "web"}}],
+        },
+        "faults": [
+            {"at": "30s", "action": "stop-kubelet", "node": "node-2"},
+            {"at": "60s", "action": "partition", "node": "node-7"},
+            {"at": "90s", "action": "stop-runtime", "node": "node-60"},
+        ],
+    }
+
+
+def frames(nodes: int, seconds: float, fps: float) -> tuple[dict, list[dict]]:
+    """Snapshot at t=20 s (cluster settled), then one frame per 1/fps of virtual time (speed 1)."""
+    sim = Simulation(load_scenario(scenario(nodes, seconds)))
+    sim.run_until(20.0)
+    snapshot = sim.snapshot()
+    clock = {"t": 20.0, "speed": 1, "paused": False}
+    first = {"type": "snapshot", "snapshot": snapshot, "clock": clock, "last_seq": snapshot["last_seq"], "run": {"status": "running"}}
+    out = []
+    t = 20.0
+    for _ in range(int(seconds * fps)):
+        t = round(t + 1 / fps, 6)
+        events = [e.to_dict() for e in sim.run_until(t)]
+        msg = {"type": "frame", "events": events, "clock": {"t": t, "speed": 1, "paused": False}, "sent_at": 0}
+        if events:
+            msg["seq"] = [events[0]["seq"], events[-1]["seq"]]
+            out.append(msg)
+        else:
+            out.append({"type": "clock", "clock": msg["clock"], "last_seq": sim_last(out, snapshot)})
+    return first, out
+
+
+def sim_last(out: list[dict], snapshot: dict) -> int:
+    for msg in reversed(out):
+        if msg["type"] == "frame":
+            return msg["seq"][1]
+    return snapshot["last_seq"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve() -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = {**os.environ, "DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "heartbeat_site.settings"}
+    proc = subprocess.Popen([sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/static/js/run-page.js", timeout=2).read()
+            return proc, base
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError("the page server did not start") from None
+            time.sleep(0.2)
+
+
+def metrics(cdp) -> dict:
+    return {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+
+
+def measure_heap(cdp) -> tuple[int, float]:
+    cdp.send("HeapProfiler.collectGarbage")
+    m = metrics(cdp)
+    return int(m["Nodes"]), m["JSHeapUsedSize"] / 2**20
+
+
+def run(args) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    t0 = time.monotonic()
+    snapshot, stream = frames(args.nodes, args.seconds, args.fps)
+    events = sum(len(m.get("events", [])) for m in stream)
+    print(f"simulated {args.nodes} nodes for {args.seconds:.0f} s: {events} events in {len(stream)} frames "
+          f"({time.monotonic() - t0:.1f} s)", flush=True)
+    server, base = serve()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1920, "height": 1080})
+            sockets = []
+
+            def on_socket(ws):
+                sockets.append(ws)
+                ws.send(json.dumps(snapshot))
+
+            page.route_web_socket("**/ws/runs/**", on_socket)
+            page.add_init_script("""
+                window.__long = [];
+                new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push(e.duration); })
+                  .observe({type: 'longtask', buffered: true});
+            """)
+            page.goto(f"{base}/runs/bench/#control=bench-token")
+            page.wait_for_function("window.heartbeat && window.heartbeat.store.list('nodes').length > 0", timeout=60_000)
+            page.wait_for_timeout(1000)
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Performance.enable", {"timeMetricsFormat": "threadTicks"})
+            page.evaluate("window.__long = []")
+            nodes_start, heap_start = measure_heap(cdp)
+            per_frame = []
+            interval = 1 / args.fps
+            begin = metrics(cdp)
+            last = begin["TaskDuration"]
+            next_at = time.monotonic()
+            for msg in stream:
+                sockets[-1].send(json.dumps(msg))
+                next_at += interval
+                page.wait_for_timeout(max(0, (next_at - time.monotonic()) * 1000))
+                now = metrics(cdp)["TaskDuration"]
+                per_frame.append((now - last) * 1000)
+                last = now
+            end = metrics(cdp)
+            # Where the main thread's time went (ms per frame): script, style, layout, the rest (paint...).
+            split = {k: round((end[k] - begin[k]) * 1000 / max(1, len(per_frame)), 2)
+                     for k in ("ScriptDuration", "RecalcStyleDuration", "LayoutDuration", "TaskDuration")}
+            long_tasks = page.evaluate("window.__long")
+            nodes_end, heap_end = measure_heap(cdp)
+            rows = page.evaluate("window.heartbeat.sequence.model.rows.length")
+            drawn = page.evaluate("window.heartbeat.sequence.drawnCount()")
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(10)
+    per_frame.sort()
+    return {
+        "nodes": args.nodes, "seconds": args.seconds, "fps": args.fps, "frames": len(per_frame), "events": events,
+        "main_thread_ms_median": round(statistics.median(per_frame), 2),
+        "main_thread_ms_p95": round(per_frame[int(0.95 * (len(per_frame) - 1))], 2),
+        "main_thread_ms_max": round(per_frame[-1], 2),
+        "long_tasks": len(long_tasks), "longest_task_ms": round(max(long_tasks, default=0), 1),
+        "dom_nodes_start": nodes_start, "dom_nodes_end": nodes_end,
+        "js_heap_mb_start": round(heap_start, 1), "js_heap_mb_end": round(heap_end, 1),
+        "ms_per_frame_script": split["ScriptDuration"], "ms_per_frame_style": split["RecalcStyleDuration"],
+        "ms_per_frame_layout": split["LayoutDuration"], "ms_per_frame_task_total": split["TaskDuration"],
+        "sequence_rows_kept": rows, "sequence_rows_drawn": drawn,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=300, help="wall (= virtual) seconds to replay")
+    parser.add_argument("--fps", type=float, default=10)
+    parser.add_argument("--nodes", type=int, default=100)
+    args = parser.parse_args()
+    result = run(args)
+    print("browser rendering bench (goal: median < 8 ms per frame, no task > 50 ms, DOM and heap flat)")
+    for key, value in result.items():
+        print(f"  {key:24} {value}")
+
+
+if __name__ == "__main__":
+    main()
