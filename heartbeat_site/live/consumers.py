@@ -32,7 +32,6 @@ VIEWER_REFRESH_SECONDS = 30.0
 class RunConsumer(AsyncWebsocketConsumer):
     run_id: str
     delivered: int = 0
-    viewers: int = -1
     last_refresh: float = 0.0
     registered: bool = False
 
@@ -59,7 +58,6 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self._send_resumed(run, after)
         else:
             await self._send_snapshot(run)
-        await self._announce_presence()
 
     async def _refuse(self, code: int, error: str, message: str) -> None:
         await self.accept()
@@ -71,7 +69,6 @@ class RunConsumer(AsyncWebsocketConsumer):
             return
         await self.channel_layer.group_discard(runstore.group_name(self.run_id), self.channel_name)
         await asyncio.to_thread(runstore.remove_viewer, self.run_id, self.channel_name)
-        await self._announce_presence()
 
     # -- what a viewer gets first ---------------------------------------------------------
 
@@ -165,14 +162,9 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self._send_from_log(self.delivered, last)
 
     async def run_presence(self, message: dict) -> None:
-        viewers = message["viewers"]
-        if viewers != self.viewers:
-            self.viewers = viewers
-            await self.send(text_data=frames.dumps({"type": "presence", "viewers": viewers}))
-
-    async def _announce_presence(self) -> None:
-        count = await asyncio.to_thread(runstore.viewer_count, self.run_id)
-        await self.channel_layer.group_send(runstore.group_name(self.run_id), {"type": "run.presence", "viewers": count})
+        # The driver counts viewers once a second and announces changes: one message per
+        # change for the whole room, not one per join per viewer (which is quadratic).
+        await self.send(text_data=message["text"])
 
     async def _refresh_registration(self) -> None:
         now = time.monotonic()

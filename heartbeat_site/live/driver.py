@@ -49,6 +49,7 @@ class RunDriver:
         self.buffer: list[dict] = []
         self.published_seq = 0
         self.snapshot_seq = -1
+        self.viewers = -1
 
     # -- life cycle -------------------------------------------------------------------
 
@@ -127,7 +128,11 @@ class RunDriver:
             return "finished"
         if now - self.last_idle_check >= IDLE_CHECK_SECONDS:
             self.last_idle_check = now
-            if runstore.viewer_count(self.run_id):
+            viewers = runstore.viewer_count(self.run_id)
+            if viewers != self.viewers:
+                self.viewers = viewers
+                self._send("run.presence", {"type": "presence", "viewers": viewers})
+            if viewers:
                 self.last_activity = now
             elif now - self.last_activity >= self.idle_seconds:
                 self._end(RunStatus.IDLE, f"nobody watched or commanded for {self.idle_seconds:g} s")

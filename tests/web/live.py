@@ -121,6 +121,7 @@ class Viewer:
         self.last_seq: int | None = None
         self.first_message: dict | None = None
         self.status: dict | None = None
+        self.viewers: int | None = None
         self.received_at: list[float] = []
 
     @classmethod
@@ -148,6 +149,8 @@ class Viewer:
             self.last_seq = last
         elif kind == "status":
             self.status = message
+        elif kind == "presence":
+            self.viewers = message["viewers"]
         return message
 
     async def until(self, predicate, timeout: float = 30.0) -> dict:

@@ -202,12 +202,15 @@ async def test_resync_sends_a_fresh_snapshot(run_id):
     await ws.disconnect()
 
 
-async def test_presence_counts_viewers(run_id):
+async def test_viewer_count_and_presence_forwarding(run_id):
     FakeDriver(run_id).snapshot(0)
     a, _ = await connect(f"/ws/runs/{run_id}/")
-    assert (await receive(a, "presence"))["viewers"] == 1
+    assert (await receive(a, "snapshot"))["run"]["viewers"] == 1
     b, _ = await connect(f"/ws/runs/{run_id}/")
-    assert (await receive(a, "presence"))["viewers"] == 2
+    assert (await receive(b, "snapshot"))["run"]["viewers"] == 2
     await b.disconnect()
-    assert (await receive(a, "presence"))["viewers"] == 1
+    assert runstore.viewer_count(run_id) == 1
+    text = frames.dumps({"type": "presence", "viewers": 1})
+    await get_channel_layer().group_send(runstore.group_name(run_id), {"type": "run.presence", "text": text})
+    assert (await receive(a, "presence")) == {"type": "presence", "viewers": 1}
     await a.disconnect()

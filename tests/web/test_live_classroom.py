@@ -72,6 +72,8 @@ async def test_two_viewers_see_stop_kubelet_consequences_in_order(stack):
         silence = unknown["t"] - lease_writes[-1]["t"]
         assert silence >= 40, f"Unknown after only {silence} s of Lease silence"
 
+    assert a.viewers == b.viewers == 2  # announced by the driver within a second
+
     common = min(a.last_seq, b.last_seq)
     assert a.events[:common] == b.events[:common]
     assert [e["seq"] for e in a.events[:common]] == list(range(1, common + 1))
