@@ -180,3 +180,19 @@ def test_ended_run_is_not_driven_again(run_factory):
     run = run_factory(status=RunStatus.FINISHED)
     assert RunDriver(run.id).drive() == "ended"
     assert run.id not in runstore.active_runs()
+
+
+def test_events_api_regenerates_what_redis_forgot(run_factory):
+    from django.test import Client
+
+    run = run_factory(speed=100, duration="1m")
+    thread, _, _ = drive_in_thread(run.id)
+    thread.join(30)
+    published = logged_events(run.id)
+    api = Client()
+    from_log = api.get(f"/api/runs/{run.id}/events?after=10&limit=20").json()
+    get_redis().delete(runstore.log_key(run.id), runstore.state_key(run.id))
+    replayed = api.get(f"/api/runs/{run.id}/events?after=10&limit=20").json()
+    assert [e["seq"] for e in replayed["events"]] == list(range(11, 31))
+    assert events_hash(replayed["events"]) == events_hash(from_log["events"]) == events_hash(published[10:30])
+    assert replayed["last_seq"] == from_log["last_seq"] == published[-1]["seq"]

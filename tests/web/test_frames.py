@@ -1,0 +1,34 @@
+"""Frame building: consecutive ranges, and honest summaries for floods of routine events."""
+
+from heartbeat_site.live import frames
+
+CLOCK = {"t": 12.0, "speed": 10.0, "paused": False}
+
+
+def events(kinds):
+    return [{"seq": i, "t": float(i), "type": kind} for i, kind in enumerate(kinds, start=1)]
+
+
+def test_frame_carries_all_events_under_the_limit():
+    batch = events(["write", "watch", "transition"])
+    frame = frames.frame(batch, CLOCK, max_events=10)
+    assert frame["seq"] == [1, 3]
+    assert frame["events"] == batch
+    assert "summarised" not in frame
+    assert frame["clock"] == CLOCK and isinstance(frame["sent_at"], int)
+
+
+def test_flood_is_summarised_and_says_so():
+    batch = events(["write"] * 6 + ["transition", "watch", "decision", "fault", "read", "request-failed"])
+    frame = frames.frame(batch, CLOCK, max_events=5)
+    assert frame["summarised"] is True
+    assert frame["seq"] == [1, 12]
+    assert [e["type"] for e in frame["events"]] == ["transition", "decision", "fault", "request-failed"]
+    assert frame["omitted"] == {"read": 1, "watch": 1, "write": 6}
+    assert len(frame["events"]) + sum(frame["omitted"].values()) == len(batch)
+
+
+def test_messages_are_compact_json():
+    text = frames.dumps(frames.clock_message(CLOCK, 7))
+    assert text.startswith('{"type":"clock","clock":{"t":12.0')
+    assert frames.error_message("bad", "x") == {"type": "error", "error": "x", "message": "bad"}
