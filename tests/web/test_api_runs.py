@@ -19,7 +19,7 @@ def test_create_from_builtin_returns_links_and_token(api, dispatched):
     run_id, token = body["id"], body["control_token"]
     assert body["viewer_url"] == f"http://testserver/runs/{run_id}/"
     assert body["ws_url"] == f"ws://testserver/ws/runs/{run_id}/"
-    assert body["control_url"].endswith(f"#token={token}")
+    assert body["control_url"] == f"http://testserver/runs/{run_id}/#control={token}"
     assert token not in body["viewer_url"] and token not in body["ws_url"]
     assert dispatched == [run_id]
     run = Run.objects.get(pk=run_id)

@@ -1,6 +1,6 @@
 """The links handed out for a run: viewer page, control page (with the token) and websocket.
 
-The control token travels in the URL fragment (``#token=``), which browsers never send
+The control token travels in the URL fragment (``#control=``, the pages read it from there), which browsers never send
 to the server, so it does not end up in access logs or Referer headers.
 """
 
@@ -20,7 +20,7 @@ def viewer_url(request: HttpRequest, run_id: str) -> str:
 
 
 def control_url(request: HttpRequest, run_id: str, token: str) -> str:
-    return f"{base_url(request)}/runs/{run_id}/control#token={token}"
+    return f"{base_url(request)}/runs/{run_id}/#control={token}"
 
 
 def ws_url(request: HttpRequest, run_id: str) -> str:
