@@ -181,8 +181,11 @@ def test_viewer_reconnects_and_resumes_without_gap(browser, stack, offsite):
     viewer = open_page(browser, f"{stack.base}/runs/{run['id']}/", offsite, viewport=(1366, 768))
     wait_for_cluster(viewer)
     viewer.wait_for_function("window.heartbeat.store.lastSeq > 20")
-    viewer.evaluate("window.seen = []; const f = window.heartbeat.onFrame.bind(window.heartbeat);"
-                    "window.heartbeat.onFrame = (m) => { window.seen.push(...m.events.map(e => e.seq)); f(m); }")
+    viewer.evaluate("""() => {
+        window.seen = [];
+        const original = window.heartbeat.onFrame.bind(window.heartbeat);
+        window.heartbeat.onFrame = (m) => { window.seen.push(...m.events.map(e => e.seq)); original(m); };
+    }""")
     viewer.evaluate("window.heartbeat.connection.drop()")
     expect(viewer.locator("#conn-state")).to_have_attribute("data-state", re.compile("reconnecting|resynced"))
     expect(viewer.locator("#conn-state")).to_have_attribute("data-state", re.compile("resynced|live"), timeout=20_000)
