@@ -85,6 +85,21 @@ class NodeHealth:
 _ZONE_CACHE: dict[int, tuple[dict[str, str], str]] = {}
 
 
+class PassRecord:
+    """What the last monitor pass saw and decided for one node (the flowchart's highlighted branch)."""
+
+    __slots__ = ("t", "branch", "probe", "grace", "deadline", "observed", "current", "zone")
+
+    def __init__(self, t: int, branch: str, probe: int, grace: int, deadline: int, observed: str,
+                 current: str | None, zone: str) -> None:
+        self.t, self.branch, self.probe, self.grace, self.deadline = t, branch, probe, grace, deadline
+        self.observed, self.current, self.zone = observed, current, zone
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"t": self.t / US, "branch": self.branch, "probeTimestamp": self.probe / US, "gracePeriod": self.grace / US,
+                "deadline": self.deadline / US, "observed": self.observed, "current": self.current, "zone": self.zone}
+
+
 def zone_key(node: Node) -> str:
     """GetZoneKey: region + ":\\0:" + zone, shown as "region/zone" (or just the zone)."""
     labels = node.metadata.labels
@@ -127,7 +142,8 @@ class NodeLifecycleController:
         self.zone_sizes: dict[str, int] = {}
         self.queues: dict[str, RateLimitedTimedQueue] = {}
         self.nodes_to_retry: set[str] = set()
-        self.last_pass: dict[str, dict[str, Any]] = {}
+        self._waiting: set[tuple[str, str]] = set()  # (node, Ready) whose enqueue decision was recorded
+        self.last_pass: dict[str, PassRecord] = {}
         self.started_at = self.ctx.engine.now
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -196,12 +212,15 @@ class NodeLifecycleController:
                 self._mark_pods_not_ready(node, observed, current)
             self.nodes_to_retry.discard(name)
         self._handle_disruption(zone_conditions, nodes, now)
-        self.ctx.recorder.emit("decision", LANE, None, {
-            "rule": "nlc.monitor-pass", "inputs": {"nodes": len(nodes), "gracePeriod": self.cm.node_monitor_grace_period / US},
-            "outcome": f"{len(nodes)} nodes checked", "pod": None, "source": SOURCE,
+        records = list(self.last_pass.items()) if len(nodes) <= 200 else None
+        zones = self.describe_zones()
+        count, grace = len(nodes), self.cm.node_monitor_grace_period / US
+        self.ctx.recorder.emit("decision", LANE, None, lambda: {
+            "rule": "nlc.monitor-pass", "inputs": {"nodes": count, "gracePeriod": grace},
+            "outcome": f"{count} nodes checked", "pod": None, "source": SOURCE,
             "explain": "monitorNodeHealth: one pass over every node in the informer cache.",
-            "nodes": self.last_pass if len(nodes) <= 200 else None,
-            "zones": self.describe_zones(),
+            "nodes": {n: r.as_dict() for n, r in records} if records is not None else None,
+            "zones": zones,
         })
 
     def _update_node_health(self, node: Node) -> tuple[str | None, str | None, Node]:
@@ -266,11 +285,9 @@ class NodeLifecycleController:
         elif lease_renewed and branch == "status-posted":
             branch = "status-posted+lease"
         deadline = health.probe_timestamp + grace
-        self.last_pass[name] = {
-            "t": now / US, "branch": branch, "probeTimestamp": health.probe_timestamp / US,
-            "gracePeriod": grace / US, "deadline": deadline / US, "observed": observed.status,
-            "current": ready.status if ready else None, "zone": zone_key(node),
-        }
+        record = PassRecord(now, branch, health.probe_timestamp, grace, deadline, observed.status,
+                            ready.status if ready else None, zone_key(node))
+        self.last_pass[name] = record
         if not now > deadline:
             return True, observed.status, ready.status if ready else None, None
 
@@ -289,7 +306,7 @@ class NodeLifecycleController:
                                                          last_transition_time=now)
         current = next(c for c in conditions if c.type == "Ready")
         if current == observed:
-            self.last_pass[name]["current"] = current.status
+            record.current = current.status
             return True, observed.status, current.status, None
         updated = evolve(node, conditions=tuple(conditions))
         resp = self.api.update(self.actor, updated, subresource="status")
@@ -307,8 +324,8 @@ class NodeLifecycleController:
             return False, observed.status, None, None
         self.health[name] = NodeHealth(resp.obj.conditions, health.probe_timestamp, now,
                                        lease.renew_time if lease else None, lease is not None)
-        self.last_pass[name]["current"] = "Unknown"
-        self.last_pass[name]["branch"] = "mark-unknown"
+        record.current = "Unknown"
+        record.branch = "mark-unknown"
         return True, observed.status, "Unknown", resp.obj
 
     # -- pods ----------------------------------------------------------------------------------
@@ -371,15 +388,23 @@ class NodeLifecycleController:
                 self._swap_taints(node, TAINT_NOT_READY, TAINT_UNREACHABLE, "nlc.swap-taint",
                                   "Ready went from Unknown to False: the NoExecute taint is swapped at once, without the rate limiter.")
             elif self._mark_node_for_tainting(node, "False"):
-                self._decide_enqueue(name, zone, observed)
+                self._enqueued(name, zone, observed)
         elif observed == "Unknown":
             if node.has_taint(TAINT_NOT_READY, NO_EXECUTE):
                 self._swap_taints(node, TAINT_UNREACHABLE, TAINT_NOT_READY, "nlc.swap-taint",
                                   "Ready went from False to Unknown: the NoExecute taint is swapped at once, without the rate limiter.")
             elif self._mark_node_for_tainting(node, "Unknown"):
-                self._decide_enqueue(name, zone, observed)
+                self._enqueued(name, zone, observed)
         elif observed == "True":
             self._mark_node_as_reachable(node, reason="Ready is True")
+
+    def _enqueued(self, name: str, zone: str, observed: str) -> None:
+        """A waiting node is re-added every pass (markNodeForTainting removes it first when it
+        lacks the taint); the decision is recorded when it joins, not on every re-add."""
+        if (name, observed) not in self._waiting:
+            self._waiting.add((name, observed))
+            self._decide_enqueue(name, zone, observed)
+        self._ensure_tainting_tick()
 
     def _decide_enqueue(self, name: str, zone: str, observed: str) -> None:
         q = self.queues[zone]
@@ -389,6 +414,10 @@ class NodeLifecycleController:
         }, "queued for a NoExecute taint",
             f"Ready was {observed} at the start of this pass: the node joins its zone's rate-limited taint queue.", SOURCE)
         self._ensure_tainting_tick()
+
+    def _forget_waiting(self, name: str) -> None:
+        self._waiting.discard((name, "False"))
+        self._waiting.discard((name, "Unknown"))
 
     def _mark_node_for_tainting(self, node: Node, status: str) -> bool:
         q = self.queues[zone_key(node)]
@@ -407,6 +436,7 @@ class NodeLifecycleController:
                 self._remove_taints(name, [(key, NO_EXECUTE)])
         zone = zone_key(node)
         dequeued = self.queues[zone].remove(name) if zone in self.queues else False
+        self._forget_waiting(name)
         if removed_taints or dequeued:
             self.ctx.recorder.decision(LANE, "nlc.mark-reachable", name, {
                 "removedTaints": removed_taints, "dequeued": dequeued, "reason": reason,
@@ -437,6 +467,7 @@ class NodeLifecycleController:
             self._ensure_tainting_tick()
 
     def _taint_head(self, item: TimedValue, zone: str) -> tuple[bool, int]:
+        self._forget_waiting(item.value)
         node = self.api.cached("nodes", item.value)
         q = self.queues[zone]
         if node is None:
@@ -642,7 +673,7 @@ class NodeLifecycleController:
             "running": self.running,
             "nodes": {name: {"probeTimestamp": h.probe_timestamp / US,
                              "readyTransitionTimestamp": h.ready_transition_timestamp / US,
-                             **({k: v for k, v in self.last_pass.get(name, {}).items() if k not in ("probeTimestamp",)})}
+                             **(self.last_pass[name].as_dict() if name in self.last_pass else {})}
                       for name, h in sorted(self.health.items())},
             "zones": self.describe_zones(),
             "nextPass": self.next_pass_at / US if self.next_pass_at is not None else None,
