@@ -38,10 +38,11 @@ class RunConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.run_id = self.scope["url_route"]["kwargs"]["run_id"]
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
-        run = await database_sync_to_async(Run.objects.filter(pk=self.run_id).first)()
-        if run is None:
+        meta = await run_meta(self.run_id)
+        if meta is None:
             await self._refuse(CLOSE_UNKNOWN_RUN, "unknown-run", f"no run with id {self.run_id!r}")
             return
+        self.meta = meta
         after = None
         if "after" in query:
             raw = query["after"][-1]
@@ -50,14 +51,14 @@ class RunConsumer(AsyncWebsocketConsumer):
                 return
             after = int(raw)
         await self.channel_layer.group_add(runstore.group_name(self.run_id), self.channel_name)
-        await self.accept()
+        await self.accept()  # early: Daphne drops handshakes the app has not accepted in 5 s
         await asyncio.to_thread(runstore.add_viewer, self.run_id, self.channel_name)
         self.registered = True
         self.last_refresh = time.monotonic()
         if after is not None and await asyncio.to_thread(runstore.log_covers, self.run_id, after):
-            await self._send_resumed(run, after)
+            await self._send_resumed(after)
         else:
-            await self._send_snapshot(run)
+            await self._send_snapshot()
 
     async def _refuse(self, code: int, error: str, message: str) -> None:
         await self.accept()
@@ -72,42 +73,34 @@ class RunConsumer(AsyncWebsocketConsumer):
 
     # -- what a viewer gets first ---------------------------------------------------------
 
-    async def _run_info(self, run: Run, state: dict) -> dict:
+    async def _run_info(self, state: dict) -> dict:
         return {
-            "id": run.id,
-            "scenario": run.scenario_name,
-            "title": run.title,
-            "status": state.get("status") or run.status,
+            **self.meta,
+            "status": state.get("status") or "pending",
             "viewers": await asyncio.to_thread(runstore.viewer_count, self.run_id),
         }
 
-    async def _send_snapshot(self, run: Run | None = None) -> None:
-        if run is None:
-            run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
-        stored = await asyncio.to_thread(runstore.read_snapshot, self.run_id)
+    async def _send_snapshot(self) -> None:
+        """The stored snapshot, forwarded as text (no re-parse per viewer), then catch-up."""
+        stored = await asyncio.to_thread(runstore.read_snapshot_text, self.run_id)
         if stored is None:
             # No driver has stored one yet (or Redis forgot it): rebuild it deterministically.
-            stored = await database_sync_to_async(_rebuilt_snapshot)(run)
+            stored = frames.dumps(await database_sync_to_async(_rebuilt_snapshot)(self.run_id))
         state = await asyncio.to_thread(runstore.read_state, self.run_id)
-        message = {
-            "type": "snapshot",
-            "snapshot": stored["snapshot"],
-            "clock": stored["clock"],
-            "last_seq": stored["last_seq"],
-            "run": await self._run_info(run, state),
-        }
-        await self.send(text_data=frames.dumps(message))
-        self.delivered = stored["last_seq"]
+        last_seq = frames.snapshot_last_seq(stored)
+        head = frames.dumps({"type": "snapshot", "run": await self._run_info(state)})
+        await self.send(text_data=f"{head[:-1]},{stored[1:]}")
+        self.delivered = last_seq
         await self._send_from_log(self.delivered, None)
 
-    async def _send_resumed(self, run: Run, after: int) -> None:
+    async def _send_resumed(self, after: int) -> None:
         state = await asyncio.to_thread(runstore.read_state, self.run_id)
         message = {
             "type": "resumed",
             "after": after,
-            "clock": _clock_from_state(state, run),
-            "last_seq": int(state.get("last_seq", run.last_seq)),
-            "run": await self._run_info(run, state),
+            "clock": _clock_from_state(state),
+            "last_seq": int(state.get("last_seq", after)),
+            "run": await self._run_info(state),
         }
         await self.send(text_data=frames.dumps(message))
         self.delivered = after
@@ -124,7 +117,7 @@ class RunConsumer(AsyncWebsocketConsumer):
                 await self._send_snapshot()  # the gap is older than the bounded log
                 return
             state = await asyncio.to_thread(runstore.read_state, self.run_id)
-            await self.send(text_data=frames.dumps(frames.frame(events, _clock_from_state(state, None))))
+            await self.send(text_data=frames.dumps(frames.frame(events, _clock_from_state(state))))
             after = self.delivered = events[-1]["seq"]
             if len(events) < chunk:
                 return
@@ -203,19 +196,33 @@ class RunConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=frames.dumps(frames.error_message(text, code)))
 
 
-def _clock_from_state(state: dict, run: Run | None) -> dict:
+_META_CACHE: dict[str, dict] = {}
+_META_CACHE_MAX = 10_000
+
+
+async def run_meta(run_id: str) -> dict | None:
+    """What a viewer is told about a run; cached per process (it never changes), so 500
+    viewers joining one run cost one database query, not 500 on the thread-sensitive executor."""
+    meta = _META_CACHE.get(run_id)
+    if meta is None:
+        row = await database_sync_to_async(Run.objects.filter(pk=run_id).values("id", "scenario_name", "document").first)()
+        if row is None:
+            return None
+        if len(_META_CACHE) >= _META_CACHE_MAX:
+            _META_CACHE.clear()
+        meta = {"id": row["id"], "scenario": row["scenario_name"], "title": row["document"].get("title") or {"en": row["scenario_name"]}}
+        _META_CACHE[run_id] = meta
+    return meta
+
+
+def _clock_from_state(state: dict) -> dict:
     if "t" in state:
         return {"t": round(float(state["t"]), 6), "speed": float(state["speed"]), "paused": state.get("paused") == "1"}
-    if run is None:
-        return {}
-    return {"t": run.t_reached, "speed": run.speed, "paused": run.paused}
+    return {}
 
 
-def _rebuilt_snapshot(run: Run) -> dict:
+def _rebuilt_snapshot(run_id: str) -> dict:
+    run = Run.objects.get(pk=run_id)
     sim, _ = replay_until(run, run.t_reached)
     snapshot = sim.snapshot()
-    return {
-        "snapshot": snapshot,
-        "clock": {"t": round(sim.now, 6), "speed": run.speed, "paused": run.paused},
-        "last_seq": snapshot.get("last_seq", run.last_seq),
-    }
+    return frames.snapshot_body(snapshot, {"t": round(sim.now, 6), "speed": run.speed, "paused": run.paused}, snapshot.get("last_seq", run.last_seq))

@@ -228,7 +228,7 @@ class RunDriver:
     def _store_snapshot(self) -> None:
         started = self.mono()
         snapshot = self.sim.snapshot()
-        text = frames.dumps({"snapshot": snapshot, "clock": self._clock(), "last_seq": self.published_seq})
+        text = frames.dumps(frames.snapshot_body(snapshot, self._clock(), self.published_seq))
         self.lease.store_snapshot(text)
         self.snapshot_seq = self.published_seq
         self.last_snapshot = self.mono()

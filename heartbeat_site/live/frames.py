@@ -7,6 +7,7 @@ so fan-out to hundreds of viewers costs no re-serialisation.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -45,6 +46,24 @@ def frame(events: Sequence[dict], clock: dict, *, max_events: int | None = None)
         message["summarised"] = True
         message["omitted"] = dict(sorted(omitted.items()))
     return message
+
+
+def snapshot_body(snapshot: dict, clock: dict, last_seq: int) -> dict:
+    """What is stored per run and sent after ``{"type": "snapshot", "run": ...}``.
+
+    ``last_seq`` comes first so a consumer can read it without parsing a large snapshot.
+    """
+    return {"last_seq": last_seq, "clock": clock, "snapshot": snapshot}
+
+
+def snapshot_last_seq(text: str) -> int:
+    match = _LAST_SEQ.match(text)
+    if match is None:
+        raise ValueError("stored snapshot does not start with last_seq")
+    return int(match.group(1))
+
+
+_LAST_SEQ = re.compile(r'\{"last_seq":(\d+),')
 
 
 def clock_message(clock: dict, last_seq: int) -> dict:

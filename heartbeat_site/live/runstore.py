@@ -133,8 +133,12 @@ def read_state(run_id: str) -> dict[str, str]:
     return get_redis().hgetall(state_key(run_id))
 
 
+def read_snapshot_text(run_id: str) -> str | None:
+    return get_redis().get(snapshot_key(run_id))
+
+
 def read_snapshot(run_id: str) -> dict | None:
-    text = get_redis().get(snapshot_key(run_id))
+    text = read_snapshot_text(run_id)
     return json.loads(text) if text else None
 
 

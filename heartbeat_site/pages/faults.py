@@ -7,11 +7,30 @@ from functools import cache
 # The vocabulary of issue 2, used only while the simulation package cannot be imported (its
 # FAULT_ACTIONS is the authority; a test checks both agree).
 FALLBACK_ACTIONS = (
-    "stop-kubelet", "start-kubelet", "stop-runtime", "start-runtime", "partition", "heal",
-    "start-pressure", "stop-pressure", "fail-lease-writes", "restore-lease-writes",
-    "fail-status-writes", "restore-status-writes", "slow-apiserver", "restore-apiserver",
-    "shutdown", "power-off", "power-on", "cordon", "uncordon", "create-node", "delete-node",
-    "zone-outage", "zone-heal", "restart-controller-manager",
+    "stop-kubelet",
+    "start-kubelet",
+    "stop-runtime",
+    "start-runtime",
+    "partition",
+    "heal",
+    "start-pressure",
+    "stop-pressure",
+    "fail-lease-writes",
+    "restore-lease-writes",
+    "fail-status-writes",
+    "restore-status-writes",
+    "slow-apiserver",
+    "restore-apiserver",
+    "shutdown",
+    "power-off",
+    "power-on",
+    "cordon",
+    "uncordon",
+    "create-node",
+    "delete-node",
+    "zone-outage",
+    "zone-heal",
+    "restart-controller-manager",
 )
 
 

@@ -20,11 +20,15 @@ def _language() -> str:
 
 def home(request: HttpRequest) -> HttpResponse:
     language = _language()
-    return render(request, "pages/home.html", {
-        "cards": scenario_cards(language),
-        "action_names": action_names(),
-        "page_config": {"strings": ui_strings(), "lang": language},
-    })
+    return render(
+        request,
+        "pages/home.html",
+        {
+            "cards": scenario_cards(language),
+            "action_names": action_names(),
+            "page_config": {"strings": ui_strings(), "lang": language},
+        },
+    )
 
 
 def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
@@ -48,12 +52,16 @@ def scenario_link(request: HttpRequest, name: str) -> HttpResponse:
     if scenario is None:
         raise Http404("no such scenario")
     language = _language()
-    return render(request, "pages/scenario.html", {
-        "scenario": scenario,
-        "title": localized(scenario.title, language),
-        "watch": localized(scenario.watch, language),
-        "page_config": {"strings": ui_strings(), "lang": language, "scenario": scenario.name},
-    })
+    return render(
+        request,
+        "pages/scenario.html",
+        {
+            "scenario": scenario,
+            "title": localized(scenario.title, language),
+            "watch": localized(scenario.watch, language),
+            "page_config": {"strings": ui_strings(), "lang": language, "scenario": scenario.name},
+        },
+    )
 
 
 def switch_language(request: HttpRequest, code: str) -> HttpResponse:

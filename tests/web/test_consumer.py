@@ -46,7 +46,7 @@ class FakeDriver:
         return events
 
     def snapshot(self, last_seq: int) -> None:
-        assert self.lease.store_snapshot(frames.dumps({"snapshot": {"last_seq": last_seq, "objects": {}}, "clock": CLOCK, "last_seq": last_seq}))
+        assert self.lease.store_snapshot(frames.dumps(frames.snapshot_body({"last_seq": last_seq, "objects": {}}, CLOCK, last_seq)))
 
     async def frame(self, first: int, last: int) -> None:
         message = frames.frame(self.events(first, last), CLOCK)

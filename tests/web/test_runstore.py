@@ -83,7 +83,7 @@ def test_viewers_counted_and_removed(run_id):
 def test_snapshot_roundtrip(run_id):
     lease = runstore.Lease(run_id, "x", ttl=5)
     lease.acquire()
-    assert lease.store_snapshot(json.dumps({"last_seq": 3, "snapshot": {}, "clock": {}}))
+    assert lease.store_snapshot(json.dumps({"last_seq": 3, "clock": {}, "snapshot": {}}))
     assert runstore.read_snapshot(run_id)["last_seq"] == 3
 
 
