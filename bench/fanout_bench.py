@@ -99,7 +99,7 @@ async def measure(base: str, ws_base: str, server_pid: int, viewers: int, second
     tasks = []
     for _ in range(viewers):
         tasks.append(asyncio.create_task(audience.viewer(url, ready, measuring, stop, counter, viewers)))
-        await asyncio.sleep(0.004)  # a class joins over a moment, not in one SYN burst
+        await asyncio.sleep(0.01)  # a class joins over a moment, not in one SYN burst
     await asyncio.wait_for(ready.wait(), 120)
     await asyncio.sleep(WARM_UP)  # joining (snapshots, catch-up) is not steady-state fan-out
     measuring.set()

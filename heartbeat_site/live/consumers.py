@@ -110,15 +110,15 @@ class RunConsumer(AsyncWebsocketConsumer):
         """Send logged events ``(after, upto]`` as frames; resync if the log lost some."""
         chunk = settings.HEARTBEAT["FRAME_MAX_EVENTS"]
         while True:
-            events = await asyncio.to_thread(runstore.events_after, self.run_id, after, chunk, upto=upto)
+            events = await asyncio.to_thread(runstore.event_texts_after, self.run_id, after, chunk, upto=upto)
             if not events:
                 return
-            if events[0]["seq"] != after + 1:
+            if events[0][0] != after + 1:
                 await self._send_snapshot()  # the gap is older than the bounded log
                 return
             state = await asyncio.to_thread(runstore.read_state, self.run_id)
-            await self.send(text_data=frames.dumps(frames.frame(events, _clock_from_state(state))))
-            after = self.delivered = events[-1]["seq"]
+            await self.send(text_data=frames.frame_text(events, _clock_from_state(state)))
+            after = self.delivered = events[-1][0]
             if len(events) < chunk:
                 return
 

@@ -66,6 +66,12 @@ def snapshot_last_seq(text: str) -> int:
 _LAST_SEQ = re.compile(r'\{"last_seq":(\d+),')
 
 
+def frame_text(events: Sequence[tuple[int, str]], clock: dict) -> str:
+    """A frame built from logged event texts by concatenation (catch-up for a joining viewer)."""
+    head = f'{{"type":"frame","seq":[{events[0][0]},{events[-1][0]}],"events":['
+    return f'{head}{",".join(text for _, text in events)}],"clock":{dumps(clock)},"sent_at":{wall_ms()}}}'
+
+
 def clock_message(clock: dict, last_seq: int) -> dict:
     return {"type": "clock", "clock": clock, "last_seq": last_seq, "sent_at": wall_ms()}
 

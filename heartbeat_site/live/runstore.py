@@ -159,6 +159,13 @@ def events_after(run_id: str, after: int, limit: int, *, upto: int | None = None
     return [json.loads(text) for text in texts]
 
 
+def event_texts_after(run_id: str, after: int, limit: int, *, upto: int | None = None) -> list[tuple[int, str]]:
+    """Like events_after, as (seq, JSON text) pairs: consumers forward them without parsing."""
+    high = "+inf" if upto is None else upto
+    found = get_redis().zrangebyscore(log_key(run_id), f"({after}", high, start=0, num=limit, withscores=True)
+    return [(int(score), text) for text, score in found]
+
+
 def log_covers(run_id: str, after: int) -> bool:
     """True when every event after ``after`` that was published is still in the log."""
     state = read_state(run_id)

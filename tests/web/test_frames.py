@@ -1,5 +1,7 @@
 """Frame building: consecutive ranges, and honest summaries for floods of routine events."""
 
+import json
+
 from heartbeat_site.live import frames
 
 CLOCK = {"t": 12.0, "speed": 10.0, "paused": False}
@@ -32,3 +34,11 @@ def test_messages_are_compact_json():
     text = frames.dumps(frames.clock_message(CLOCK, 7))
     assert text.startswith('{"type":"clock","clock":{"t":12.0')
     assert frames.error_message("bad", "x") == {"type": "error", "error": "x", "message": "bad"}
+
+
+def test_frame_text_from_logged_texts_is_the_same_frame():
+    batch = events(["write", "transition"])
+    texts = [(e["seq"], frames.dumps(e)) for e in batch]
+    built = json.loads(frames.frame_text(texts, CLOCK))
+    assert built["type"] == "frame" and built["seq"] == [1, 2]
+    assert built["events"] == batch and built["clock"] == CLOCK
