@@ -140,8 +140,8 @@ class APIServer:
                 rto *= 2
         latency = self.latency_for(actor)
         if latency >= actor.timeout:
-            # The server still completes the request later; the client has given up by then.
-            self.engine.call_later(latency, op, received)
+            # Queued behind an overloaded server longer than the client waits: the client
+            # gives up and the request is dropped from the queue before it is served.
             yield actor.timeout
             self._request_failed(actor, verb, resource, name, namespace, subresource, TIMEOUT.message)
             return TIMEOUT

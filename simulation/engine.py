@@ -110,10 +110,12 @@ class Engine:
         heap = self._heap
         pop = heapq.heappop
         while heap and heap[0][0] < until:
-            when, _prio, _seq, fn, args = pop(heap)
+            entry = pop(heap)
+            fn = entry[3]
             if fn is None:
                 continue
-            self.now = when
-            fn(*args)
+            entry[3] = None  # a fired timer is no longer active
+            self.now = entry[0]
+            fn(*entry[4])
         if until > self.now:
             self.now = until

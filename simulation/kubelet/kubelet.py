@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..apiserver import Actor, Response
 from ..clock import MS, US, go_duration
 from ..engine import ProcessHandle, Timer
-from ..objects import Node, Pod, evolve, set_pod_condition
+from ..objects import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, Node, Pod, Taint, evolve, set_pod_condition
 from .lease import NodeLeaseController
 from .node_status import RESOURCE_CONDITION, NodeStatusSyncer
 
@@ -34,6 +34,7 @@ CNI_INIT_TIME = 2 * US  # network plugin becomes ready this long after the kubel
 BOOT_TIME = 10 * US  # power-on to kubelet start
 CONTAINER_START_TIME = 1 * US
 CONTAINER_STOP_TIME = 500 * MS
+POD_ADMISSION_TIME = 100 * MS  # the pod reaches the sync loop and its admit handlers
 CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
 NETWORK_NOT_READY = ("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
                      "message:Network plugin returns error: cni plugin not initialized")
@@ -323,12 +324,16 @@ class Kubelet:
         self._processes.append(self.ctx.engine.spawn(
             self._fail_pod(pod, "Terminated", SHUTDOWN_MESSAGE, "TerminationByKubelet", SHUTDOWN_MESSAGE)))
 
-    def _fail_pod(self, pod: Pod, reason: str, message: str, dt_reason: str, dt_message: str) -> Generator[int, Any, None]:
+    def _fail_pod(self, pod: Pod, reason: str, message: str, dt_reason: str = "",
+                  dt_message: str = "") -> Generator[int, Any, None]:
+        """Move a pod to phase Failed; a kubelet-initiated termination also gets DisruptionTarget."""
         self.containers.pop(pod.key, None)
 
         def change(current: Pod) -> Pod:
             now = self.ctx.engine.now
-            conditions = set_pod_condition(current.conditions, "DisruptionTarget", "True", now, dt_reason, dt_message)
+            conditions = current.conditions
+            if dt_reason:
+                conditions = set_pod_condition(conditions, "DisruptionTarget", "True", now, dt_reason, dt_message)
             for ctype in ("Ready", "ContainersReady"):
                 conditions = set_pod_condition(conditions, ctype, "False", now, "PodFailed" if ctype == "Ready" else "PodFailed")
             return evolve(current, phase="Failed", reason=reason, message=message, conditions=conditions,
@@ -364,10 +369,10 @@ class Kubelet:
         if pod.terminal:
             return
         if state is None:
-            if self.shutting_down:
-                self._processes.append(self.ctx.engine.spawn(self._fail_pod(
-                    pod, "NodeShutdown", "Pod was rejected as the node is shutting down.", "TerminationByKubelet",
-                    "Pod was rejected as the node is shutting down.")))
+            rejection = self.admit(pod)
+            if rejection is not None:
+                self.containers[key] = "rejected"
+                self._processes.append(self.ctx.engine.spawn(self._fail_pod(pod, *rejection), delay=POD_ADMISSION_TIME))
                 return
             if self.runtime_up:
                 self.containers[key] = "starting"
@@ -379,6 +384,25 @@ class Kubelet:
                 now = self.ctx.engine.now
                 tick = _ceil(now + 1, self.started_at, STATUS_MANAGER_SYNC_PERIOD)
                 self._reconcile_timer = self.ctx.engine.call_at(tick, self._sync_batch)
+
+    def admit(self, pod: Pod) -> tuple[str, str] | None:
+        """Pod admission: (reason, message) when the kubelet rejects a pod bound to it.
+
+        The shutdown manager rejects everything while shutting down; the eviction manager
+        (pkg/kubelet/eviction/eviction_manager.go Admit) rejects non-critical pods under disk or
+        PID pressure and, under memory pressure alone, BestEffort pods (ours set no requests)
+        that do not tolerate the memory-pressure taint.
+        """
+        if self.shutting_down:
+            return "NodeShutdown", "Pod was rejected as the node is shutting down."
+        now = self.ctx.engine.now
+        conditions = [c for c in ("MemoryPressure", "DiskPressure", "PIDPressure") if self.pressure_observed(c, now)]
+        if not conditions or pod.priority_class_name in CRITICAL_PRIORITY_CLASSES:
+            return None
+        if conditions == ["MemoryPressure"] and any(
+                t.tolerates(Taint(TAINT_MEMORY_PRESSURE, NO_SCHEDULE)) for t in pod.tolerations):
+            return None
+        return "Evicted", f"The node had condition: [{', '.join(conditions)}]. "
 
     def _start_pod(self, key: str) -> None:
         pod = self.pods_on_node(self.name).get(key)

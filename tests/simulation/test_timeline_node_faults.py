@@ -65,7 +65,12 @@ def test_memory_pressure_taint_then_relief_after_five_minutes():
     assert not tr.taint_times("node-2", NOT_READY, "NoExecute")
     evicted = [r for r in tr.pod_writes(user="system:node:node-2", subresource="status")
                if r["responseObject"]["status"].get("reason") == "Evicted"]
-    assert len(evicted) == 1 and evicted[0]["responseObject"]["status"]["phase"] == "Failed"
+    assert evicted and all(r["responseObject"]["status"]["phase"] == "Failed" for r in evicted)
+    reclaimed = [r for r in evicted if r["responseObject"]["status"]["message"].startswith("The node was low on resource: memory")]
+    assert len(reclaimed) == 1  # one running pod evicted to reclaim memory
+    # its replacements may land on node-2 before the taint and are rejected at admission
+    rejected = [r for r in evicted if r not in reclaimed]
+    assert all(seconds(r["stageTimestamp"]) <= added + EPS for r in rejected)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
