@@ -96,3 +96,19 @@ def test_every_builtin_runs():
         sc = get_builtin(name)
         assert sc is not None
         assert Simulation(sc).run_until(120)
+
+
+def test_same_bytes_across_processes_with_different_hash_seeds(tmp_path):
+    """`on any machine`: nothing may depend on set/dict hash order (PYTHONHASHSEED)."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = []
+    for hash_seed in ("1", "4242"):
+        out = tmp_path / f"audit-{hash_seed}.jsonl"
+        subprocess.run([sys.executable, "-m", "simulation", "run", "zone-outage-small-zones", "--until", "8m",
+                        "--audit-log", str(out), "--no-timeline"], check=True, capture_output=True,
+                       env={**os.environ, "PYTHONHASHSEED": hash_seed})
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
