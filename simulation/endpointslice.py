@@ -28,9 +28,9 @@ class EndpointSliceController:
         self.rng = ctx.rng("endpointslice")
         self.services: dict[str, Service] = {}
         self.members: dict[str, dict[str, Endpoint]] = {}  # service -> pod name -> endpoint
-        self.slices: dict[str, list[str]] = {}  # service -> slice names, in creation order
+        self.slices: dict[str, dict[str, list[str]]] = {}  # service -> slice name -> pod names, in creation order
         self.slice_of: dict[tuple[str, str], str] = {}  # (service, pod) -> slice name
-        self._dirty: set[str] = set()
+        self._changed: dict[str, set[str]] = {}  # service -> pods whose endpoint changed since the last sync
         self._queued = False
         self.api.watch("services", LANE, self._on_service)
         self.api.watch("pods", LANE, self._on_pod)
@@ -41,21 +41,23 @@ class EndpointSliceController:
         name = new.metadata.name
         self.services[name] = new
         self.members.setdefault(name, {})
+        self._changed.setdefault(name, set())
         for pod in self.api.cache["pods"].values():
-            self._update_member(name, new, pod)
-        self._queue(name)
+            if self._update_member(name, new, pod):
+                self._changed[name].add(pod.metadata.name)
+        self._queue()
 
     def _on_pod(self, old: Pod | None, new: Pod | None) -> None:
         pod = new or old
         if pod is None:
             return
         for name, svc in self.services.items():
-            if self._matches(svc, pod):
-                if new is None:
-                    if self.members[name].pop(pod.metadata.name, None) is not None:
-                        self._queue(name)
-                elif self._update_member(name, svc, new):
-                    self._queue(name)
+            if not self._matches(svc, pod):
+                continue
+            changed = self.members[name].pop(pod.metadata.name, None) is not None if new is None else self._update_member(name, svc, new)
+            if changed:
+                self._changed[name].add(pod.metadata.name)
+                self._queue()
 
     @staticmethod
     def _matches(svc: Service, pod: Pod) -> bool:
@@ -79,56 +81,65 @@ class EndpointSliceController:
         members[pod.metadata.name] = ep
         return True
 
-    def _queue(self, name: str) -> None:
-        self._dirty.add(name)
+    def _queue(self) -> None:
         if not self._queued:
             self._queued = True
             self.ctx.engine.call_later(0, self._sync)
 
     def _sync(self) -> None:
         self._queued = False
-        dirty, self._dirty = sorted(self._dirty), set()
-        for name in dirty:
+        for name in sorted(self._changed):
             self.sync_service(name)
 
     def sync_service(self, name: str) -> None:
-        """Place endpoints into slices of at most 100, keeping each pod in its slice."""
+        """Write the slices (at most 100 endpoints each) that hold a changed endpoint; a pod keeps
+        its slice, a new one goes to the first slice with room."""
+        changed, self._changed[name] = self._changed[name], set()
         members = self.members[name]
-        slices = self.slices.setdefault(name, [])
-        wanted: dict[str, list[Endpoint]] = {s: [] for s in slices}
-        for key in [k for k in self.slice_of if k[0] == name and k[1] not in members]:
-            del self.slice_of[key]
-        for pod_name in sorted(members):
+        slices = self.slices.setdefault(name, {})
+        dirty: set[str] = set()
+        for pod_name in sorted(changed):
             slice_name = self.slice_of.get((name, pod_name))
+            if pod_name not in members:
+                if slice_name is not None:
+                    slices[slice_name].remove(pod_name)
+                    del self.slice_of[(name, pod_name)]
+                    dirty.add(slice_name)
+                continue
             if slice_name is None:
-                slice_name = next((s for s in slices if len(wanted[s]) < MAX_ENDPOINTS_PER_SLICE), None)
+                slice_name = next((s for s, pods in slices.items() if len(pods) < MAX_ENDPOINTS_PER_SLICE), None)
                 if slice_name is None:
-                    slice_name = f"{name}-{random_suffix(self.rng)}"
-                    slices.append(slice_name)
-                    wanted[slice_name] = []
+                    slice_name = self._new_slice_name(name)
+                    slices[slice_name] = []
+                slices[slice_name].append(pod_name)
                 self.slice_of[(name, pod_name)] = slice_name
-            wanted[slice_name].append(members[pod_name])
-        if not slices:
-            slice_name = f"{name}-{random_suffix(self.rng)}"
-            slices.append(slice_name)
-            wanted[slice_name] = []
-        for slice_name in slices:
-            endpoints = tuple(wanted[slice_name])
-            current = self.api.current("endpointslices", slice_name, "default")
-            if current is None:
-                svc = self.services[name]
-                labels = {"endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
-                          "kubernetes.io/service-name": name}
-                es = EndpointSlice(
-                    metadata=ObjectMeta(name=slice_name, namespace="default", uid="", resource_version=0, creation=0,
-                                        labels=labels, generate_name=f"{name}-",
-                                        owner_references=({"apiVersion": "v1", "kind": "Service", "name": name,
-                                                           "uid": svc.metadata.uid, "controller": True,
-                                                           "blockOwnerDeletion": True},)),
-                    service_name=name, endpoints=endpoints)
-                self.api.create(self.actor, es)
-            elif current.endpoints != endpoints:
-                self.api.update(self.actor, evolve(current, endpoints=endpoints))
+            dirty.add(slice_name)
+        if not slices:  # a Service always has at least one (possibly empty) slice
+            slice_name = self._new_slice_name(name)
+            slices[slice_name] = []
+            dirty.add(slice_name)
+        for slice_name in [s for s in slices if s in dirty]:
+            self._write(name, slice_name, tuple(members[p] for p in slices[slice_name]))
+
+    def _new_slice_name(self, service: str) -> str:
+        return f"{service}-{random_suffix(self.rng)}"
+
+    def _write(self, service: str, slice_name: str, endpoints: tuple[Endpoint, ...]) -> None:
+        current = self.api.current("endpointslices", slice_name, "default")
+        if current is None:
+            svc = self.services[service]
+            labels = {"endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+                      "kubernetes.io/service-name": service}
+            es = EndpointSlice(
+                metadata=ObjectMeta(name=slice_name, namespace="default", uid="", resource_version=0, creation=0,
+                                    labels=labels, generate_name=f"{service}-",
+                                    owner_references=({"apiVersion": "v1", "kind": "Service", "name": service,
+                                                       "uid": svc.metadata.uid, "controller": True,
+                                                       "blockOwnerDeletion": True},)),
+                service_name=service, endpoints=endpoints)
+            self.api.create(self.actor, es)
+        elif current.endpoints != endpoints:
+            self.api.update(self.actor, evolve(current, endpoints=endpoints))
 
     def describe(self) -> dict[str, Any]:
         return {name: len(m) for name, m in self.members.items()}
