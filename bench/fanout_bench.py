@@ -103,8 +103,9 @@ async def measure(base: str, ws_base: str, server_pid: int, viewers: int, second
     await asyncio.wait_for(ready.wait(), 120)
     await asyncio.sleep(WARM_UP)  # joining (snapshots, catch-up) is not steady-state fan-out
     measuring.set()
-    server = psutil.Process(server_pid)
+    server, client = psutil.Process(server_pid), psutil.Process()
     server.cpu_percent(None)
+    client.cpu_percent(None)
     started = time.monotonic()
     commands: list[tuple[float, str]] = []
     for i in range(6):
@@ -115,7 +116,7 @@ async def measure(base: str, ws_base: str, server_pid: int, viewers: int, second
         commands.append((sent, action))
     await asyncio.sleep(1.0)
     elapsed = time.monotonic() - started
-    cpu = server.cpu_percent(None)
+    cpu, client_cpu = server.cpu_percent(None), client.cpu_percent(None)
     stop.set()
     await asyncio.gather(*tasks, return_exceptions=True)
     command_latencies = []
@@ -130,6 +131,7 @@ async def measure(base: str, ws_base: str, server_pid: int, viewers: int, second
         "p99": percentile(audience.latencies, 99),
         "fps": audience.frames / viewers / elapsed,
         "cpu": cpu,
+        "client_cpu": client_cpu,
         "cmd_p95": percentile(command_latencies, 95),
         "commands_seen": len(command_latencies),
     }
@@ -178,11 +180,13 @@ def main() -> None:
     print(
         f"\nfan-out benchmark: one run ({sum(z['nodes'] for z in DOCUMENT['cluster']['zones'])} nodes, speed {SPEED:g}x), loopback, {os.cpu_count()} cores"
     )
-    print(f"{'server':8} {'viewers':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'frames/s':>9} {'CPU %':>6} {'cmd→frame p95 ms':>17}")
+    print(
+        f"{'server':8} {'viewers':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'frames/s':>9} {'CPU %':>6} {'client CPU %':>12} {'cmd→frame p95 ms':>17}"
+    )
     for server_name, rows in results.items():
         for r in rows:
             print(
-                f"{server_name:8} {r['viewers']:>7} {r['p50']:>8.1f} {r['p95']:>8.1f} {r['p99']:>8.1f} {r['fps']:>9.1f} {r['cpu']:>6.0f} {r['cmd_p95']:>17.1f}"
+                f"{server_name:8} {r['viewers']:>7} {r['p50']:>8.1f} {r['p95']:>8.1f} {r['p99']:>8.1f} {r['fps']:>9.1f} {r['cpu']:>6.0f} {r['client_cpu']:>12.0f} {r['cmd_p95']:>17.1f}"
             )
     print("goals: p95 < 100 ms at 100 viewers, < 250 ms at 500; command-to-frame p95 < 200 ms")
 
