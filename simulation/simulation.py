@@ -3,6 +3,7 @@ virtual time and hands out events slice by slice (docs/simulation-api.md)."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 from .apiserver import Actor, APIServer
@@ -90,7 +91,15 @@ class Simulation:
         """Process everything strictly before virtual time `t` (seconds) and return the new events."""
         until = seconds(t)
         if until > self.engine.now:
-            self.engine.run_until(until)
+            # The run makes no reference cycles (a test checks it), so the cyclic collector
+            # would only walk the growing heap of objects for nothing: it halved throughput.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                self.engine.run_until(until)
+            finally:
+                if collecting:
+                    gc.enable()
         return self.recorder.take()
 
     def schedule_command(self, cmd: dict[str, Any], at: float) -> dict[str, Any]:

@@ -112,3 +112,16 @@ def test_same_bytes_across_processes_with_different_hash_seeds(tmp_path):
                        env={**os.environ, "PYTHONHASHSEED": hash_seed})
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
+
+
+def test_a_run_leaves_no_cyclic_garbage():
+    """run_until switches the cyclic GC off for speed; that is only safe while runs make no cycles."""
+    import gc
+
+    sim = Simulation(load_scenario(DOC))
+    gc.collect()
+    events = sim.run_until(600)
+    for e in events:
+        e.to_dict()
+    del events
+    assert gc.collect() == 0
