@@ -116,10 +116,10 @@ class NodeStatusSyncer:
             if node.ready_status() == "True":
                 return
             now = self.ctx.engine.now
-            conditions = apply_setters(k, node, now)
-            ready = next(c for c in conditions if c.type == "Ready")
-            if ready.status != "False" and status_changed(node.conditions, conditions):
-                yield from self.patch_status(node, conditions, reason="fast status update")
+            desired = desired_conditions(k, now)
+            ready = next(d for d in desired if d[0] == "Ready")
+            if ready[1] != "False" and not unchanged(node.conditions, desired):
+                yield from self.patch_status(node, apply_setters(k, node, now, desired), reason="fast status update")
                 return
 
     # -- one sync ----------------------------------------------------------------------------
