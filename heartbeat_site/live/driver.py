@@ -35,13 +35,21 @@ QUIET_CLOCK_SECONDS = 1.0  # a clock message when no frame went out for this lon
 IDLE_CHECK_SECONDS = 1.0
 
 
+def frame_interval(base: float, viewers: int) -> float:
+    """Slice length for an audience: ``base`` (10 frames/s) up to 200 viewers, then longer
+    so a big room costs the ASGI servers a constant number of messages per second (each
+    message is per viewer); at most 0.25 s, still well inside "a blink"."""
+    return min(max(base, base * viewers / 200), max(base, 0.25))
+
+
 class RunDriver:
     def __init__(self, run_id: str, *, stop: threading.Event | None = None, monotonic: Callable[[], float] = time.monotonic) -> None:
         conf = settings.HEARTBEAT
         self.run_id = run_id
         self.stop = stop or threading.Event()
         self.mono = monotonic
-        self.interval: float = conf["FRAME_INTERVAL"]
+        self.base_interval: float = conf["FRAME_INTERVAL"]
+        self.interval = self.base_interval
         self.idle_seconds: float = conf["IDLE_SECONDS"]
         self.max_frame_events: int = conf["FRAME_MAX_EVENTS"]
         self.lease = runstore.Lease(run_id, uuid.uuid4().hex, conf["LEASE_TTL"])
@@ -132,6 +140,7 @@ class RunDriver:
             if viewers != self.viewers:
                 self.viewers = viewers
                 self._send("run.presence", {"type": "presence", "viewers": viewers})
+                self.interval = frame_interval(self.base_interval, viewers)
             if viewers:
                 self.last_activity = now
             elif now - self.last_activity >= self.idle_seconds:

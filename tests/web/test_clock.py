@@ -3,6 +3,7 @@
 import pytest
 
 from heartbeat_site.live.clock import VirtualClock
+from heartbeat_site.live.driver import frame_interval
 
 
 class FakeMonotonic:
@@ -50,3 +51,10 @@ def test_jump_and_bounds():
     with pytest.raises(ValueError, match="between 0.1 and 100"):
         clock.set_speed(101)
     assert clock.as_dict(40.0) == {"t": 40.0, "speed": 1.0, "paused": False}
+
+
+def test_frame_interval_grows_only_for_big_rooms():
+    assert frame_interval(0.1, 0) == frame_interval(0.1, 200) == 0.1
+    assert frame_interval(0.1, 400) == pytest.approx(0.2)
+    assert frame_interval(0.1, 5000) == 0.25
+    assert frame_interval(0.5, 5000) == 0.5
