@@ -64,9 +64,20 @@ class Audience:
         self.latencies: list[float] = []
         self.frames = 0
         self.fault_seen: dict[tuple[str, int], list[float]] = {}
+        self.retries = 0
+
+    async def connect(self, url: str):
+        """Join like a page does: retry a refused handshake with a growing back-off."""
+        for attempt in range(8):
+            try:
+                return await websockets.connect(url, origin="http://127.0.0.1", max_size=None, open_timeout=60, compression=None)
+            except (OSError, websockets.exceptions.InvalidMessage, websockets.exceptions.InvalidStatus):
+                self.retries += 1
+                await asyncio.sleep(0.5 * 2**attempt)
+        raise RuntimeError(f"could not join {url} after 8 attempts")
 
     async def viewer(self, url: str, ready: asyncio.Event, measuring: asyncio.Event, stop: asyncio.Event, counter: list[int], total: int) -> None:
-        async with websockets.connect(url, origin="http://127.0.0.1", max_size=None, open_timeout=60, compression=None) as ws:
+        async with await self.connect(url) as ws:
             await ws.recv()  # snapshot
             counter[0] += 1
             if counter[0] == total:
@@ -134,6 +145,7 @@ async def measure(base: str, ws_base: str, server_pid: int, viewers: int, second
         "client_cpu": client_cpu,
         "cmd_p95": percentile(command_latencies, 95),
         "commands_seen": len(command_latencies),
+        "join_retries": audience.retries,
     }
 
 
@@ -186,7 +198,7 @@ def main() -> None:
     for server_name, rows in results.items():
         for r in rows:
             print(
-                f"{server_name:8} {r['viewers']:>7} {r['p50']:>8.1f} {r['p95']:>8.1f} {r['p99']:>8.1f} {r['fps']:>9.1f} {r['cpu']:>6.0f} {r['client_cpu']:>12.0f} {r['cmd_p95']:>17.1f}"
+                f"{server_name:8} {r['viewers']:>7} {r['p50']:>8.1f} {r['p95']:>8.1f} {r['p99']:>8.1f} {r['fps']:>9.1f} {r['cpu']:>6.0f} {r['client_cpu']:>12.0f} {r['cmd_p95']:>17.1f} {r['join_retries']:>12}"
             )
     print("goals: p95 < 100 ms at 100 viewers, < 250 ms at 500; command-to-frame p95 < 200 ms")
 

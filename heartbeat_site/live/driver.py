@@ -116,8 +116,10 @@ class RunDriver:
                 self._flush()
                 self._save_position()
                 return "worker-stopping"
-            if runstore.wait_inbox(self.run_id, next_tick - self.mono()):
-                self._take_commands()
+            if runstore.wait_inbox(self.run_id, next_tick - self.mono()) and self._take_commands():
+                # Show a trainer's fault now, not at the end of a long slice (big rooms),
+                # still never faster than the base frame rate.
+                next_tick = min(next_tick, max(self.last_sent + self.base_interval, self.mono()))
             now = self.mono()
             if now < next_tick:
                 continue
@@ -161,8 +163,11 @@ class RunDriver:
         if target > self.sim.now:
             self.buffer.extend(event.to_dict() for event in self.sim.run_until(target))
 
-    def _take_commands(self) -> None:
-        """Apply pending commands at the current virtual time, persisting ``at`` first."""
+    def _take_commands(self) -> bool:
+        """Apply pending commands at the current virtual time, persisting ``at`` first.
+
+        Returns True when a fault was scheduled (its event is due in the next slice)."""
+        faults = controls = False
         self._advance(self.clock.now())
         pending = Command.objects.filter(run_id=self.run_id, status=CommandStatus.PENDING).order_by("seq")
         for command in pending:
@@ -175,15 +180,19 @@ class RunDriver:
             try:
                 if command.kind == CommandKind.FAULT:
                     self.sim.schedule_command(command.payload, at)
+                    faults = True
                 else:
                     self._apply_control(command)
+                    controls = True
             except (CommandError, ValueError) as exc:
                 Command.objects.filter(pk=command.pk).update(status=CommandStatus.REJECTED, error=str(exc)[:500])
                 runstore.send_ack(self.run_id, command.seq, {"status": "rejected", "error": str(exc)})
                 continue
             self.last_activity = self.mono()
             runstore.send_ack(self.run_id, command.seq, {"status": "applied", "at": at, "clock": self._clock()})
-        self._send_clock()
+        if controls:
+            self._send_clock()  # pause/speed/step: every screen's clock changes now
+        return faults
 
     def _apply_control(self, command: Command) -> None:
         action = command.action
