@@ -89,12 +89,19 @@ class APIServer:
         self.not_ready_seconds = not_ready_seconds
         self.unreachable_seconds = unreachable_seconds
         self._event_names = 0
+        self._pending: dict[str, dict[Key, list[tuple[int, Any]]]] = {}
 
     # -- watches ------------------------------------------------------------------------
 
-    def watch(self, resource: str, lane: str, handler: Handler) -> None:
-        """Subscribe an informer event handler; it runs after the shared cache is updated."""
-        self.handlers[resource].append((lane, handler))
+    def watch(self, resource: str, lane: str, handler: Handler | None = None) -> None:
+        """Subscribe an informer event handler; it runs after the shared cache is updated.
+
+        Without a handler the lane only reads the informer's cache (the NodeLifecycleController
+        reads Leases that way): those writes are not scheduled as deliveries; `cached` answers
+        from a short per-object history instead, with the same `watch_delay`.
+        """
+        if handler is not None:
+            self.handlers[resource].append((lane, handler))
         if lane not in self._watchers[resource]:
             self._watchers[resource].append(lane)
 
@@ -108,7 +115,25 @@ class APIServer:
             handler(old, new)
 
     def cached(self, resource: str, name: str, namespace: str = "") -> Any:
-        return self.cache[resource].get((namespace, name))
+        """The shared informer cache: the store as it was `watch_delay` ago."""
+        key = (namespace, name)
+        pending = self._pending.get(resource)
+        if pending is not None and key in pending:
+            self._settle(resource, key)
+        return self.cache[resource].get(key)
+
+    def _settle(self, resource: str, key: Key) -> None:
+        """Move the versions that became visible into the cache; keep the ones still in flight."""
+        history = self._pending[resource][key]
+        now = self.engine.now
+        while history and history[-1][0] <= now:
+            _visible, obj = history.pop()
+            if obj is None:
+                self.cache[resource].pop(key, None)
+            else:
+                self.cache[resource][key] = obj
+        if not history:
+            del self._pending[resource][key]
 
     def current(self, resource: str, name: str, namespace: str = "") -> Any:
         return self.store[resource].get((namespace, name))
@@ -332,9 +357,13 @@ class APIServer:
         self.recorder.emit("write", actor.component, node, fields, new)
         if resource in ("nodes", "pods", "endpointslices"):
             _transitions(self.recorder, actor.component, old, None if removed else new, new)
-        if resource != "events":  # no informer reads Events back
-            key = (m.namespace, m.name)
+        key = (m.namespace, m.name)
+        if self.handlers[resource]:
             self.engine.call_later(self.watch_delay, self._deliver, resource, key, old, None if removed else new)
+        elif resource != "events":  # read through `cached` only (no informer reads Events back)
+            # newest first: [(visible at, object or None), ...]
+            self._pending.setdefault(resource, {}).setdefault(key, []).insert(
+                0, (self.engine.now + self.watch_delay, None if removed else new))
 
     # -- core/v1 Events -----------------------------------------------------------------------------
 

@@ -94,6 +94,8 @@ class Kubelet:
         self._reconcile_timer: Timer | None = None
         self._ip = 1
         self.network_ready_at = 0
+        self._steady_from = 0
+        self._pressure_quiet_from = 0
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -127,6 +129,7 @@ class Kubelet:
         self.network_ready_at = engine.now + (CNI_INIT_TIME if not self.containers else 0)
         self.lease = NodeLeaseController(self)
         self.status = NodeStatusSyncer(self)
+        self._note_runtime_change()
         self._processes = [
             engine.spawn(self.status.run(), f"syncNodeStatus {self.name}"),
             engine.spawn(self.lease.run(), f"lease {self.name}"),
@@ -169,6 +172,7 @@ class Kubelet:
         self.runtime_last_ok_before = self.runtime_last_ok(now)
         self.runtime_up = False
         self.runtime_down_since = now
+        self._note_runtime_change()
 
     def start_runtime(self) -> None:
         if self.runtime_up:
@@ -176,6 +180,7 @@ class Kubelet:
         self.runtime_up = True
         self.runtime_up_since = self.ctx.engine.now
         self.runtime_down_since = None
+        self._note_runtime_change()
         if self.running:
             self._later(RUNTIME_CHECK_PERIOD, self.resync_pods)
 
@@ -200,6 +205,24 @@ class Kubelet:
         if down is not None and down >= self.started_at:
             return _floor(down, self.started_at, PLEG_RELIST_PERIOD)
         return None
+
+    def steady(self, now: int) -> bool:
+        """True when no input of the Ready and pressure setters can be moving: the runtime has
+        been up since an earlier check, the network is ready, no shutdown, and no pressure signal
+        within its transition period. The status sync then skips recomputing the conditions."""
+        return (self.runtime_up and not self.shutting_down and now >= self.network_ready_at
+                and now >= self._steady_from and now >= self._pressure_quiet_from)
+
+    def _note_runtime_change(self) -> None:
+        # first successful runtime check and PLEG relist after the runtime (re)started
+        self._steady_from = _ceil(max(self.runtime_up_since, self.started_at), self.started_at, RUNTIME_CHECK_PERIOD)
+
+    def _note_pressure_change(self) -> None:
+        ends = [e.end for eps in self.pressure.values() for e in eps]
+        if any(end is None for end in ends):
+            self._pressure_quiet_from = 2**62
+        else:
+            self._pressure_quiet_from = max(ends, default=0) + EVICTION_PRESSURE_TRANSITION_PERIOD + 2 * EVICTION_MONITORING_INTERVAL
 
     def ready_errors(self, now: int) -> list[str]:
         """The Ready setter's error list, in the kubelet's order (runtime, network, shutdown)."""
@@ -228,12 +251,14 @@ class Kubelet:
         if episodes and episodes[-1].end is None:
             return
         episodes.append(PressureEpisode(self.ctx.engine.now))
+        self._note_pressure_change()
         self._schedule_pressure_evictions()
 
     def stop_pressure(self, resource: str) -> None:
         episodes = self.pressure[resource]
         if episodes and episodes[-1].end is None:
             episodes[-1].end = self.ctx.engine.now
+            self._note_pressure_change()
 
     def pressure_observed(self, condition_type: str, now: int) -> bool:
         """The eviction manager's flag as of its last synchronize (10 s grid): True from the first

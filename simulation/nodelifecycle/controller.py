@@ -9,7 +9,6 @@ All timing uses the controller's own clock; the Lease's leaseDurationSeconds is 
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..apiserver import Actor
@@ -65,24 +64,25 @@ CONDITION_TAINT_KEYS = {k for m in CONDITION_TAINTS.values() for k in m.values()
 UNKNOWN_CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
 
 
-@dataclass
 class NodeHealth:
     """nodeHealthData: what the controller remembers about a node between passes."""
 
-    status: tuple[NodeCondition, ...]
-    probe_timestamp: int
-    ready_transition_timestamp: int
-    lease_renew_time: int | None = None  # the remembered Lease (only its renewTime matters)
-    has_lease: bool = False
+    __slots__ = ("status", "ready", "probe_timestamp", "ready_transition_timestamp", "lease_renew_time", "has_lease")
+
+    def __init__(self, status: tuple[NodeCondition, ...], probe_timestamp: int, ready_transition_timestamp: int,
+                 lease_renew_time: int | None = None, has_lease: bool = False) -> None:
+        self.set_status(status)
+        self.probe_timestamp = probe_timestamp
+        self.ready_transition_timestamp = ready_transition_timestamp
+        self.lease_renew_time = lease_renew_time  # the remembered Lease (only its renewTime matters)
+        self.has_lease = has_lease
+
+    def set_status(self, status: tuple[NodeCondition, ...]) -> None:
+        self.status = status
+        self.ready = next((c for c in status if c.type == "Ready"), None)
 
     def saved_ready(self) -> NodeCondition | None:
-        for c in self.status:
-            if c.type == "Ready":
-                return c
-        return None
-
-
-_ZONE_CACHE: dict[int, tuple[dict[str, str], str]] = {}
+        return self.ready
 
 
 class PassRecord:
@@ -102,13 +102,7 @@ class PassRecord:
 
 def zone_key(node: Node) -> str:
     """GetZoneKey: region + ":\\0:" + zone, shown as "region/zone" (or just the zone)."""
-    labels = node.metadata.labels
-    hit = _ZONE_CACHE.get(id(labels))
-    if hit is not None and hit[0] is labels:
-        return hit[1]
-    key = _zone_key(labels)
-    _ZONE_CACHE[id(labels)] = (labels, key)
-    return key
+    return _zone_key(node.metadata.labels)
 
 
 def _zone_key(labels: dict[str, str]) -> str:
@@ -134,6 +128,7 @@ class NodeLifecycleController:
         self.reset()
         self.api.watch("nodes", LANE, self._on_node)
         self.api.watch("pods", LANE, self._on_pod)
+        self.api.watch("leases", LANE)  # read in each pass, no handler
 
     def reset(self) -> None:
         self.known_nodes: dict[str, str] = {}  # name -> uid
@@ -144,6 +139,7 @@ class NodeLifecycleController:
         self.nodes_to_retry: set[str] = set()
         self._waiting: set[tuple[str, str]] = set()  # (node, Ready) whose enqueue decision was recorded
         self.last_pass: dict[str, PassRecord] = {}
+        self._zones: dict[str, tuple[dict[str, str], str]] = {}
         self.started_at = self.ctx.engine.now
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -195,15 +191,16 @@ class NodeLifecycleController:
 
         zone_conditions: dict[str, list[str | None]] = {}
         for node in nodes:
-            observed, current, node = self._update_node_health(node)
+            zone = self._zone_of(node)
+            observed, current, node = self._update_node_health(node, zone)
             if observed is None:
                 continue  # the health update failed five times: nothing else this pass
             name = node.metadata.name
             if LABEL_EXCLUDE_DISRUPTION not in node.metadata.labels:
-                zone_conditions.setdefault(zone_key(node), []).append(current)
+                zone_conditions.setdefault(zone, []).append(current)
             if current is None:
                 continue
-            self._process_taint_base_eviction(node, observed)
+            self._process_taint_base_eviction(node, observed, zone)
             if current != "True" and observed == "True":
                 self.api.record_event(self.actor, node, "NodeNotReady", f"Node {name} status is now: NodeNotReady",
                                       source_component="node-controller")
@@ -223,10 +220,10 @@ class NodeLifecycleController:
             "zones": zones,
         })
 
-    def _update_node_health(self, node: Node) -> tuple[str | None, str | None, Node]:
+    def _update_node_health(self, node: Node, zone: str) -> tuple[str | None, str | None, Node]:
         """The retry loop around tryUpdateNodeHealth (5 tries, 20 ms apart, fresh GET on error)."""
         for _attempt in range(NODE_HEALTH_UPDATE_RETRY):
-            ok, observed, current, written = self._try_update_node_health(node)
+            ok, observed, current, written = self._try_update_node_health(node, zone)
             if ok:
                 return observed, current, written or node
             resp = self.api.get(self.actor, "nodes", node.metadata.name)
@@ -235,7 +232,7 @@ class NodeLifecycleController:
             node = resp.obj
         return None, None, node
 
-    def _try_update_node_health(self, node: Node) -> tuple[bool, str | None, str | None, Node | None]:
+    def _try_update_node_health(self, node: Node, zone: str) -> tuple[bool, str | None, str | None, Node | None]:
         now = self.ctx.engine.now
         name = node.metadata.name
         health = self.health.get(name)
@@ -245,7 +242,7 @@ class NodeLifecycleController:
             observed = NodeCondition("Ready", "Unknown", "", "", node.metadata.creation, node.metadata.creation)
             grace = self.cm.node_startup_grace_period
             if health is not None:
-                health.status = node.conditions
+                health.set_status(node.conditions)
             else:
                 health = NodeHealth(node.conditions, node.metadata.creation, node.metadata.creation)
                 branch = "no-ready-condition"
@@ -286,7 +283,7 @@ class NodeLifecycleController:
             branch = "status-posted+lease"
         deadline = health.probe_timestamp + grace
         record = PassRecord(now, branch, health.probe_timestamp, grace, deadline, observed.status,
-                            ready.status if ready else None, zone_key(node))
+                            ready.status if ready else None, zone)
         self.last_pass[name] = record
         if not now > deadline:
             return True, observed.status, ready.status if ready else None, None
@@ -380,9 +377,8 @@ class NodeLifecycleController:
 
     # -- NoExecute taints ----------------------------------------------------------------------------
 
-    def _process_taint_base_eviction(self, node: Node, observed: str) -> None:
+    def _process_taint_base_eviction(self, node: Node, observed: str, zone: str) -> None:
         name = node.metadata.name
-        zone = zone_key(node)
         if observed == "False":
             if node.has_taint(TAINT_UNREACHABLE, NO_EXECUTE):
                 self._swap_taints(node, TAINT_NOT_READY, TAINT_UNREACHABLE, "nlc.swap-taint",
@@ -395,7 +391,7 @@ class NodeLifecycleController:
                                   "Ready went from False to Unknown: the NoExecute taint is swapped at once, without the rate limiter.")
             elif self._mark_node_for_tainting(node, "Unknown"):
                 self._enqueued(name, zone, observed)
-        elif observed == "True":
+        elif observed == "True" and (node.taints or name in self.queues[zone]):
             self._mark_node_as_reachable(node, reason="Ready is True")
 
     def _enqueued(self, name: str, zone: str, observed: str) -> None:
@@ -428,8 +424,6 @@ class NodeLifecycleController:
 
     def _mark_node_as_reachable(self, node: Node, reason: str) -> bool:
         name = node.metadata.name
-        if not node.taints and not any(name in q for q in self.queues.values()):
-            return False  # nothing to remove: the steady state of a healthy node
         removed_taints = [k for k in (TAINT_UNREACHABLE, TAINT_NOT_READY) if node.has_taint(k, NO_EXECUTE)]
         for key in (TAINT_UNREACHABLE, TAINT_NOT_READY):
             if node.has_taint(key, NO_EXECUTE):
@@ -570,6 +564,16 @@ class NodeLifecycleController:
             SOURCE)
 
     # -- zones -----------------------------------------------------------------------------------------
+
+    def _zone_of(self, node: Node) -> str:
+        """zone_key, remembered per node while its labels stay the same object."""
+        labels = node.metadata.labels
+        hit = self._zones.get(node.metadata.name)
+        if hit is not None and hit[0] is labels:
+            return hit[1]
+        key = zone_key(node)
+        self._zones[node.metadata.name] = (labels, key)
+        return key
 
     def _add_zone(self, zone: str) -> None:
         self.zone_states[zone] = STATE_INITIAL
