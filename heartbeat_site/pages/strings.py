@@ -227,6 +227,8 @@ TEXTS = {
     "cluster.pending": _("Pods waiting for a node"),
     "cluster.no-lease": _("no Lease yet"),
     "cluster.lease-age": _("Lease renewed {age} s ago (grace {grace} s)"),
+    "cluster.lease-age-short": _("{age} s"),
+    "cluster.zone-ready": _("{ready}/{total} Ready"),
     "cluster.no-status": _("no status posted yet"),
     "cluster.status-post": _("last status post {age} ago"),
     "cluster.evicts-in": _("evicted in {left}"),

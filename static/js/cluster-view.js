@@ -1,8 +1,17 @@
-// The cluster view: zones, their nodes as cards (kubectl STATUS, Lease age against the grace
-// period, last status post, conditions, taint chips) and each node's pods (Ready, Terminating,
-// eviction countdowns). Cards are rebuilt only when their objects changed; the bars move on a
-// cheap per-tick update so the view stays smooth at 100 nodes.
+// The cluster view: zones, their nodes (kubectl STATUS, Lease age against the grace period, last
+// status post, conditions, taint chips) and each node's pods (Ready, Terminating, eviction
+// countdowns).
+//
+// Up to COMPACT_FROM nodes every node is a full card. From there on (a 100-node class) each node
+// is a one-line row (name, STATUS, Lease bar, one square per pod, chips when it has any) and only
+// the focused node keeps a full card, so the view stays a few thousand DOM nodes.
+//
+// Cost per frame: a card is rebuilt only when its objects changed (a signature per card); the
+// bars and texts that move with time are written only when what they show changes (a pixel step
+// of a bar, a whole second of an age), and only for cards on screen (an IntersectionObserver on
+// the panel); cards far off screen are not even laid out or painted (`content-visibility: auto`).
 import { condition, isTerminating, nameOf, naturalCompare, nodeStatus, podReady, readyOf, taintString, taintsOf, zoneOf } from "./k8s.js";
+import { setText as writeText } from "./dom.js";
 import { formatCountdown } from "./time.js";
 
 const el = (tag, cls, text) => {
@@ -13,6 +22,17 @@ const el = (tag, cls, text) => {
 };
 
 const PRESSURE = ["MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"];
+export const COMPACT_FROM = 25;
+// Bar steps: a bar is written when it moved by one step (about a pixel at its usual width).
+const STEPS = { row: 100, card: 300 };
+
+const podKey = (pod) => `${pod.metadata?.namespace ?? "default"}/${nameOf(pod)}`;
+
+function podState(pod) {
+  if (isTerminating(pod)) return "Terminating";
+  if (pod.status?.phase !== "Running") return pod.status?.phase ?? "Pending";
+  return podReady(pod) === "True" ? "Ready" : "NotReady";
+}
 
 export class ClusterView {
   constructor(root, { t, store, controllers, clock, onFocus, onSelectPod }) {
@@ -25,9 +45,11 @@ export class ClusterView {
     this.onSelectPod = onSelectPod;
     this.focus = null;
     this.selectedPod = null;
-    this.cards = new Map(); // node name -> {el, signature, bars}
+    this.compact = false;
+    this.cards = new Map(); // node name -> card (see #card)
     this.zones = new Map(); // zone -> {el, head, list, signature}
     this.pending = null;
+    this.pendingSignature = null;
     this.dirty = new Set(); // nodes whose card may need rebuilding
     this.full = true; // the next render rebuilds the structure (snapshot, node set, focus)
     root.addEventListener("click", (e) => {
@@ -46,10 +68,25 @@ export class ClusterView {
         this.onFocus?.(card.dataset.node);
       }
     });
+    // Cards scrolled out of the panel are not updated; one coming back (or about to: the margin)
+    // gets its bars and texts written at once.
+    this.observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        const card = this.cards.get(entry.target.dataset.node);
+        if (!card || card.el !== entry.target) continue;
+        card.visible = entry.isIntersecting;
+        if (card.visible) this.#tickCard(card, this.clock.now(), this.controllers.gracePeriod);
+      }
+    }, { root, rootMargin: "200px 0px" });
   }
 
   setFocus(node) {
+    const before = this.focus;
     this.focus = node;
+    if (this.compact) {
+      // The old focus becomes a row again, the new one a full card.
+      for (const name of [before, node]) if (name) this.dirty.add(name);
+    }
     for (const [name, card] of this.cards) card.el.classList.toggle("focused", name === node);
   }
 
@@ -72,18 +109,19 @@ export class ClusterView {
    * is rebuilt only when the node set or the layout changed.
    */
   render() {
-    const nodeCount = this.store.byResource.get("nodes")?.size ?? 0;
-    if (!this.full && nodeCount === this.cards.size && !this.dirty.has("")) {
-      const compact = this.root.classList.contains("compact");
+    const nodeCount = this.store.count("nodes");
+    if (!this.full && nodeCount === this.cards.size && this.compact === nodeCount >= COMPACT_FROM) {
       for (const name of this.dirty) {
+        if (name === "") continue;
         const node = this.store.node(name);
         if (!node || !this.cards.has(name)) {
           this.full = true;
           break;
         }
-        this.#card(node, this.store.podsOn(name), compact);
+        this.#card(node, this.store.podsOn(name));
       }
       if (!this.full) {
+        if (this.dirty.has("")) this.#pendingSection();
         for (const [zone, section] of this.zones) this.#zoneHead(section, zone);
         this.dirty.clear();
         this.tick();
@@ -97,15 +135,8 @@ export class ClusterView {
 
   #renderAll() {
     const nodes = this.store.list("nodes").sort((a, b) => naturalCompare(nameOf(a), nameOf(b)));
-    const compact = nodes.length > 24;
-    this.root.classList.toggle("compact", compact);
-    const pods = this.store.list("pods");
-    const podsByNode = new Map();
-    for (const p of pods) {
-      const key = p.spec?.nodeName || "";
-      if (!podsByNode.has(key)) podsByNode.set(key, []);
-      podsByNode.get(key).push(p);
-    }
+    this.compact = nodes.length >= COMPACT_FROM;
+    this.root.classList.toggle("compact", this.compact);
     const byZone = new Map();
     for (const n of nodes) {
       const z = zoneOf(n);
@@ -119,19 +150,24 @@ export class ClusterView {
     for (const zone of zoneNames) {
       const section = this.#zoneSection(zone);
       order.push(section.el);
-      this.#zoneHead(section, zone);
       const children = [];
       for (const node of byZone.get(zone)) {
         const name = nameOf(node);
         seenNodes.add(name);
-        const card = this.#card(node, podsByNode.get(name) ?? [], compact);
-        children.push(card.el);
+        children.push(this.#card(node, this.store.podsOn(name)).el);
       }
+      section.nodes = byZone.get(zone).map(nameOf);
+      this.#zoneHead(section, zone);
       syncChildren(section.list, children);
     }
-    for (const [name, card] of this.cards) if (!seenNodes.has(name)) { card.el.remove(); this.cards.delete(name); }
+    for (const [name, card] of this.cards) {
+      if (seenNodes.has(name)) continue;
+      this.observer.unobserve(card.el);
+      card.el.remove();
+      this.cards.delete(name);
+    }
     for (const [zone, section] of this.zones) if (!byZone.has(zone)) { section.el.remove(); this.zones.delete(zone); }
-    order.push(this.#pendingSection(podsByNode.get("") ?? []));
+    order.push(this.#pendingSection());
     syncChildren(this.root, order);
     this.tick();
   }
@@ -143,14 +179,16 @@ export class ClusterView {
       const head = el("header", "zone-head");
       const list = el("div", "zone-nodes");
       sectionEl.append(head, list);
-      this.zones.set(zone, { el: sectionEl, head, list, signature: "" });
+      this.zones.set(zone, { el: sectionEl, head, list, signature: "", nodes: [] });
     }
     return this.zones.get(zone);
   }
 
   #zoneHead(section, zone) {
     const z = this.controllers.zones[zone] ?? {};
-    const signature = JSON.stringify([zone, z.state, z.rate, z.tokens, z.queue]);
+    let ready = 0;
+    for (const name of section.nodes) if (readyOf(this.store.node(name)) === "True") ready++;
+    const signature = JSON.stringify([zone, z.state, z.rate, z.tokens, z.queue, ready, section.nodes.length]);
     if (signature === section.signature) return;
     section.signature = signature;
     const name = el("span", "zone-name", zone || this.t("cluster.no-zone"));
@@ -158,80 +196,85 @@ export class ClusterView {
     const state = el("span", `zone-state state-${z.state ?? "Initial"}`, this.t(`zone-state.${z.state ?? "Initial"}`));
     state.dataset.state = z.state ?? "Initial";
     const parts = [name, state];
+    if (section.nodes.length) {
+      const count = el("span", `zone-count${ready < section.nodes.length ? " degraded" : ""}`,
+        this.t("cluster.zone-ready", { ready, total: section.nodes.length }));
+      parts.push(count);
+    }
     if (z.rate !== undefined) parts.push(el("span", "zone-rate", this.t("cluster.rate", { rate: z.rate })));
     if (z.tokens !== undefined) parts.push(el("span", "zone-tokens", this.t("cluster.tokens", { tokens: Number(z.tokens).toFixed(2) })));
     if (z.queue?.length) parts.push(el("span", "zone-queue", this.t("cluster.queue", { nodes: z.queue.join(", ") })));
     section.head.replaceChildren(...parts);
   }
 
-  #pendingSection(pending) {
+  #pendingSection() {
     if (!this.pending) {
       this.pending = el("section", "zone pending-pods");
       this.pending.append(el("header", "zone-head", this.t("cluster.pending")), el("ul", "pods"));
     }
-    const list = this.pending.querySelector("ul");
-    list.replaceChildren(...pending.sort((a, b) => naturalCompare(nameOf(a), nameOf(b))).map((p) => this.#podItem(p, null)));
-    this.pending.hidden = pending.length === 0;
+    const pending = this.store.podsOn("").sort((a, b) => naturalCompare(nameOf(a), nameOf(b)));
+    const signature = JSON.stringify(pending.map((p) => [nameOf(p), p.metadata?.resourceVersion]));
+    if (signature !== this.pendingSignature) {
+      this.pendingSignature = signature;
+      this.pending.querySelector("ul").replaceChildren(...pending.map((p) => this.#podItem(p, null, false).li));
+      this.pending.hidden = pending.length === 0;
+    }
     return this.pending;
   }
 
-  #card(node, pods, compact) {
+  /** The node's card, rebuilt only when what it shows (apart from the moving bars) changed. */
+  #card(node, pods) {
     const name = nameOf(node);
-    const lease = this.store.lease(name);
+    const kind = !this.compact || name === this.focus ? "card" : "row";
     const faults = this.controllers.faultsOf(name);
-    const evictions = pods.map((p) => this.controllers.evictions.get(`${p.metadata?.namespace ?? "default"}/${nameOf(p)}`)?.fireAt ?? "");
+    const evictions = pods.map((p) => this.controllers.evictions.get(podKey(p))?.fireAt ?? "");
     // A Lease renewal moves only the bar (tick reads the Lease from the store): no rebuild.
-    const signature = JSON.stringify([node.metadata?.resourceVersion, node.spec, node.status?.conditions, Boolean(lease),
-      pods.map((p) => [nameOf(p), p.metadata?.resourceVersion, podReady(p), isTerminating(p), p.status?.phase]), faults, compact, evictions]);
+    const signature = JSON.stringify([kind, node.metadata?.resourceVersion, node.spec, node.status?.conditions,
+      pods.map((p) => [nameOf(p), p.metadata?.resourceVersion, podReady(p), isTerminating(p), p.status?.phase]), faults, evictions]);
     let card = this.cards.get(name);
     if (card && card.signature === signature) return card;
     if (!card) {
       const article = el("article", "node");
       article.dataset.node = name;
       article.tabIndex = 0;
-      card = { el: article };
+      card = { el: article, name, visible: true };
       this.cards.set(name, card);
+      this.observer.observe(article);
     }
     card.signature = signature;
-    card.node = node;
-    card.pods = pods;
-    this.#fillCard(card, node, lease, pods, faults, compact);
+    this.#fillCard(card, node, pods.sort((a, b) => naturalCompare(nameOf(a), nameOf(b))), faults, kind);
+    if (card.visible) this.#tickCard(card, this.clock.now(), this.controllers.gracePeriod);
     return card;
   }
 
-  #fillCard(card, node, lease, pods, faults, compact) {
+  #fillCard(card, node, pods, faults, kind) {
     const name = nameOf(node);
     const status = nodeStatus(node);
     const article = card.el;
+    const full = kind === "card";
+    article.className = `node ${full ? "card" : "row"}${name === this.focus ? " focused" : ""}`;
     article.dataset.status = status;
     article.dataset.ready = readyOf(node) ?? "None";
-    article.classList.toggle("focused", name === this.focus);
-    const head = el("header", "node-head");
     const title = el("span", "node-name", name);
     title.translate = false;
     const badge = el("span", `node-status status-${status.split(",")[0]}`, status);
     badge.translate = false;
     badge.dataset.role = "kubectl-status";
-    head.append(title, badge);
-    for (const f of faults) head.append(el("span", "fault-flag", this.t(`fault-flag.${f.split(":")[0]}`, { resource: f.split(":")[1] ?? "" })));
+    const flags = faults.map((f) => el("span", "fault-flag", this.t(`fault-flag.${f.split(":")[0]}`, { resource: f.split(":")[1] ?? "" })));
 
-    const leaseBar = el("div", "bar lease-bar");
-    leaseBar.dataset.role = "lease-bar";
-    const leaseFill = el("div", "fill");
-    const leaseText = el("span", "bar-text");
-    leaseBar.append(leaseFill, leaseText);
+    const bar = el("div", "bar lease-bar");
+    bar.dataset.role = "lease-bar";
+    const fill = el("div", "fill");
+    const text = el("span", "bar-text");
+    bar.append(fill, text);
 
-    const meta = el("div", "node-meta");
-    const statusPost = el("span", "status-post");
-    meta.append(statusPost);
-
-    const chips = el("div", "chips");
+    const chips = [];
     for (const type of PRESSURE) {
       const c = condition(node, type);
       if (c && c.status !== "False") {
         const chip = el("span", `chip cond cond-${c.status}`, `${type}=${c.status}`);
         chip.translate = false;
-        chips.append(chip);
+        chips.push(chip);
       }
     }
     const ready = condition(node, "Ready");
@@ -239,111 +282,161 @@ export class ClusterView {
       const chip = el("span", `chip cond cond-${ready.status}`, `Ready=${ready.status}${ready.reason ? ` (${ready.reason})` : ""}`);
       chip.translate = false;
       chip.title = ready.message ?? "";
-      chips.append(chip);
+      chips.push(chip);
     }
     for (const taint of taintsOf(node)) {
       const chip = el("span", `chip taint effect-${taint.effect}`, `${taint.key.replace("node.kubernetes.io/", "")}:${taint.effect}`);
       chip.translate = false;
       chip.title = taintString(taint);
       chip.dataset.taint = `${taint.key}:${taint.effect}`;
-      chips.append(chip);
+      chips.push(chip);
     }
 
     const list = el("ul", "pods");
-    const sorted = [...pods].sort((a, b) => naturalCompare(nameOf(a), nameOf(b)));
-    for (const p of sorted) list.append(this.#podItem(p, node, compact));
-    article.replaceChildren(head, leaseBar, meta, chips, list);
-    card.bars = { leaseFill, leaseText, statusPost, lease, node, leaseBar };
+    const items = pods.map((p) => this.#podItem(p, node, !full));
+    list.append(...items.map((item) => item.li));
+    if (full) {
+      const head = el("header", "node-head");
+      head.append(title, badge, ...flags);
+      const meta = el("div", "node-meta");
+      card.statusPost = el("span", "status-post");
+      meta.append(card.statusPost);
+      const chipBox = el("div", "chips");
+      chipBox.append(...chips);
+      article.replaceChildren(head, bar, meta, chipBox, list);
+    } else {
+      card.statusPost = null;
+      const parts = [title, badge, bar, list];
+      if (flags.length || chips.length) {
+        const extra = el("div", "row-extra chips");
+        extra.append(...flags, ...chips);
+        parts.push(extra);
+      }
+      article.replaceChildren(...parts);
+    }
+    card.kind = kind;
+    card.node = node;
+    card.bar = bar;
+    card.fill = fill;
+    card.text = text;
+    card.pods = items;
     // Only pods on a NoExecute-tainted node (or with a known schedule) can show a countdown.
-    card.podItems = [...list.children];
     card.mayEvict = taintsOf(node).some((t) => t.effect === "NoExecute");
+    // What the bars and texts show, so the tick writes only what changed.
+    card.shown = {};
   }
 
-  #podItem(pod, node, compact = false) {
-    const key = `${pod.metadata?.namespace ?? "default"}/${nameOf(pod)}`;
+  #podItem(pod, node, small) {
+    const key = podKey(pod);
     const li = el("li", "pod");
     li.dataset.pod = key;
     const ready = podReady(pod);
-    const terminating = isTerminating(pod);
     li.dataset.ready = ready ?? "None";
-    li.dataset.terminating = String(terminating);
+    li.dataset.terminating = String(isTerminating(pod));
     li.dataset.phase = pod.status?.phase ?? "";
-    li.classList.toggle("selected", key === this.selectedPod);
-    const state = terminating ? "Terminating" : pod.status?.phase !== "Running" ? pod.status?.phase ?? "Pending" : ready === "True" ? "Ready" : "NotReady";
+    const state = podState(pod);
     li.classList.add(`pod-${state}`);
-    li.title = `${nameOf(pod)} · ${state}`;
-    if (!compact) {
+    if (key === this.selectedPod) li.classList.add("selected");
+    li.title = `${nameOf(pod)} · ${this.t(`pod-state.${state}`)}`;
+    const item = { li, pod, node, key, countdown: null };
+    if (!small) {
       const name = el("span", "pod-name", nameOf(pod));
       name.translate = false;
-      const stateEl = el("span", "pod-state", this.t(`pod-state.${state}`));
-      li.append(name, stateEl);
+      const countdown = el("span", "countdown");
+      countdown.dataset.role = "eviction";
+      countdown.hidden = true;
+      const fill = el("span", "fill");
+      const text = el("span", "countdown-text");
+      countdown.append(fill, text);
+      li.append(name, el("span", "pod-state", this.t(`pod-state.${state}`)), countdown);
+      Object.assign(item, { countdown, fill, text, shown: {} });
     }
-    const countdown = el("span", "countdown");
-    countdown.dataset.role = "eviction";
-    const fill = el("span", "fill");
-    const text = el("span", "countdown-text");
-    countdown.append(fill, text);
-    countdown.hidden = true;
-    li.append(countdown);
-    li._pod = pod;
-    li._node = node;
-    return li;
+    return item;
   }
 
   /** Moves the bars: Lease age, status post age and eviction countdowns (every ~100 ms). */
   tick() {
     const now = this.clock.now();
     const grace = this.controllers.gracePeriod;
-    for (const card of this.cards.values()) {
-      const { leaseFill, leaseText, statusPost, node, leaseBar } = card.bars;
-      const lease = this.store.lease(node.metadata?.name);
-      const renew = lease ? this.clock.secondsOf(lease.spec?.renewTime) : null;
-      if (renew === null) {
-        setText(leaseText, this.t("cluster.no-lease"));
-      } else {
-        const ageS = Math.max(0, now - renew);
-        const fraction = Math.min(1, ageS / grace);
-        // scaleX moves the bar without a layout pass; the text changes once a second.
-        setStyle(leaseFill, "transform", `scaleX(${fraction.toFixed(3)})`);
-        const level = fraction >= 1 ? "over" : fraction > 0.5 ? "warn" : "ok";
-        if (leaseFill.dataset.level !== level) {
-          leaseFill.dataset.level = level;
-          leaseFill.className = `fill ${level}`;
-        }
-        const expired = String(ageS > grace);
-        if (leaseBar.dataset.expired !== expired) leaseBar.dataset.expired = expired;
-        setText(leaseText, this.t("cluster.lease-age", { age: Math.floor(ageS), grace }));
+    for (const card of this.cards.values()) if (card.visible) this.#tickCard(card, now, grace);
+  }
+
+  #tickCard(card, now, grace) {
+    const shown = card.shown;
+    const lease = this.store.lease(card.name);
+    if (lease !== card.lease) {
+      card.lease = lease;
+      card.renew = lease ? this.clock.secondsOf(lease.spec?.renewTime) : null;
+    }
+    const full = card.kind === "card";
+    if (card.renew === null) {
+      setText(card.text, this.t("cluster.no-lease"), shown, "text");
+      setVar(card.fill, 0, shown);
+    } else {
+      const age = Math.max(0, now - card.renew);
+      const steps = STEPS[card.kind];
+      setVar(card.fill, Math.round(Math.min(1, age / grace) * steps) / steps, shown);
+      const level = age >= grace ? "over" : age > grace / 2 ? "warn" : "ok";
+      if (shown.level !== level) {
+        shown.level = level;
+        card.fill.className = `fill ${level}`;
       }
-      const beat = this.clock.secondsOf(condition(node, "Ready")?.lastHeartbeatTime);
-      setText(statusPost, beat === null ? this.t("cluster.no-status") : this.t("cluster.status-post", { age: formatCountdown(Math.floor(Math.max(0, now - beat))) }));
-      if (card.mayEvict) for (const li of card.podItems) this.#countdown(li, now);
-      else if (card.hadCountdown) for (const li of card.podItems) li.querySelector(".countdown").hidden = true;
-      card.hadCountdown = card.mayEvict;
+      const expired = String(age > grace);
+      if (card.bar.dataset.expired !== expired) card.bar.dataset.expired = expired;
+      const whole = Math.floor(age);
+      setText(card.text, full ? this.t("cluster.lease-age", { age: whole, grace }) : this.t("cluster.lease-age-short", { age: whole }), shown, "text");
+    }
+    if (card.statusPost) {
+      if (card.beatOf !== card.node) {
+        card.beatOf = card.node;
+        card.beat = this.clock.secondsOf(condition(card.node, "Ready")?.lastHeartbeatTime);
+      }
+      const text = card.beat === null ? this.t("cluster.no-status")
+        : this.t("cluster.status-post", { age: formatCountdown(Math.floor(Math.max(0, now - card.beat))) });
+      setText(card.statusPost, text, shown, "post");
+    }
+    if (card.mayEvict || shown.evicting) {
+      let any = false;
+      for (const item of card.pods) any = this.#countdown(item, now, card.mayEvict) || any;
+      shown.evicting = any;
     }
   }
 
-  #countdown(li, now) {
-    const countdown = li.querySelector(".countdown");
-    const eviction = this.controllers.evictionOf(li._pod, li._node, (ts) => this.clock.secondsOf(ts));
-    if (!eviction || eviction.never || isTerminating(li._pod)) {
-      countdown.hidden = true;
-      return;
+  /** One pod's eviction countdown (a bar on a full card, a marked square on a row). */
+  #countdown(item, now, mayEvict) {
+    const eviction = mayEvict ? this.controllers.evictionOf(item.pod, item.node, (ts) => this.clock.secondsOf(ts)) : null;
+    const active = Boolean(eviction && !eviction.never && !isTerminating(item.pod));
+    if (!item.countdown) {
+      if (item.li.classList.contains("evicting") !== active) item.li.classList.toggle("evicting", active);
+      return active;
     }
-    countdown.hidden = false;
+    if (item.countdown.hidden === active) item.countdown.hidden = !active;
+    if (!active) return false;
     const left = eviction.fireAt - now;
     const total = Math.max(1, eviction.fireAt - eviction.scheduledAt);
-    setStyle(countdown.querySelector(".fill"), "transform", `scaleX(${Math.max(0, Math.min(1, left / total)).toFixed(3)})`);
-    countdown.dataset.left = left.toFixed(0);
-    setText(countdown.querySelector(".countdown-text"), this.t("cluster.evicts-in", { left: formatCountdown(Math.ceil(left)) }));
+    setVar(item.fill, Math.round(Math.max(0, Math.min(1, left / total)) * STEPS.card) / STEPS.card, item.shown);
+    // Whole seconds, tenths in the last ten.
+    const shownLeft = left < 10 ? Math.max(0, Math.ceil(left * 10) / 10) : Math.ceil(left);
+    if (item.shown.left !== shownLeft) {
+      item.shown.left = shownLeft;
+      item.countdown.dataset.left = left.toFixed(0);
+      writeText(item.text, this.t("cluster.evicts-in", { left: formatCountdown(shownLeft) }));
+    }
+    return true;
   }
 }
 
-function setStyle(node, prop, value) {
-  if (node.style[prop] !== value) node.style[prop] = value;
+/** Sets a bar's fraction (the CSS variable its background is sized by) when it changed. */
+function setVar(node, value, shown) {
+  if (shown.f === value) return;
+  shown.f = value;
+  node.style.setProperty("--f", String(value));
 }
 
-function setText(node, text) {
-  if (node.textContent !== text) node.textContent = text;
+function setText(node, text, shown, key) {
+  if (shown[key] === text) return;
+  shown[key] = text;
+  writeText(node, text);
 }
 
 /** Puts `children` into `parent` in order, moving only what is out of place. */

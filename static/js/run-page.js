@@ -3,6 +3,8 @@
 import { RunConnection } from "./connection.js";
 import { ControllerState } from "./controllers.js";
 import { ClusterView } from "./cluster-view.js";
+import { setText } from "./dom.js";
+import { FrameScheduler } from "./frames.js";
 import { getScenario, parseDuration, sendCommand, viewerLink } from "./api.js";
 import { FaultPanel } from "./faults.js";
 import { ArchitectureDiagram } from "./flows/architecture.js";
@@ -43,12 +45,17 @@ class RunPage {
     this.controllers = new ControllerState();
     this.clock = new VirtualClock();
     this.log = [];
-    this.focus = sessionStorage.getItem(`heartbeat-focus-${config.run}`);
+    this.wantedFocus = sessionStorage.getItem(`heartbeat-focus-${config.run}`);
+    this.focus = null;
+    this.autoFocus = true; // until the user picks a node, or the preferred one exists
     this.selectedPod = null;
     this.renderedVersion = -1;
-    this.lastTick = 0;
+    this.kubectlAt = -Infinity;
     this.activeTab = "flows";
-    this.#build();
+    // Every DOM write of the live panels happens in one pass per frame, ~10 a second at most.
+    this.frames = new FrameScheduler(() => this.tick());
+    const request = () => this.frames.request();
+    this.#build(request);
     this.connection = new RunConnection(config.ws, {
       lastSeq: () => this.store.lastSeq,
       onSnapshot: (msg) => this.onSnapshot(msg),
@@ -56,21 +63,17 @@ class RunPage {
       onPresence: (n) => this.#setText("#viewers", this.t("clock.viewers", { n })),
       onStatus: (msg) => this.onStatus(msg),
       onError: (message) => this.toast(message),
-      onClock: (clock) => this.clock.update(clock),
+      onClock: (clock) => {
+        this.clock.update(clock);
+        request();
+      },
       onState: (state) => this.onConnectionState(state),
     });
     window.heartbeat = this; // tests and the benchmark read the page's state from here
-    const loop = (now) => {
-      if (now - this.lastTick >= 100) {
-        this.lastTick = now;
-        this.tick();
-      }
-      requestAnimationFrame(loop);
-    };
-    requestAnimationFrame(loop);
+    request();
   }
 
-  #build() {
+  #build(request) {
     const t = this.t;
     const $ = (sel) => document.querySelector(sel);
     this.cluster = new ClusterView($("#cluster"), {
@@ -78,12 +81,13 @@ class RunPage {
       onFocus: (node) => this.setFocus(node),
       onSelectPod: (key) => this.selectPod(key),
     });
-    this.sequence = new SequenceView($("#sequence"), { d3: window.d3, t, onSelect: (e) => this.explain(e) });
+    this.sequence = new SequenceView($("#sequence"), { d3: window.d3, t, onSelect: (e) => this.explain(e), request });
     this.timeline = new Timeline($("#timeline"), { t, onSelect: (e) => e && this.explain(e), duration: this.config.duration });
     this.arch = new ArchitectureDiagram($("#flow-arch"), { t });
     this.health = new HealthFlowchart($("#flow-health"), { t });
     this.eviction = new EvictionFlow($("#flow-eviction"), { t });
     this.kubectl = new KubectlPanel($("#kubectl"), { store: this.store, clock: this.clock });
+    this.clockEls = { time: $("#clock-time"), utc: $("#clock-utc"), speed: $("#clock-speed"), state: $("#clock-state") };
     for (const tab of document.querySelectorAll("[data-tab]")) {
       tab.addEventListener("click", () => this.showTab(tab.dataset.tab));
     }
@@ -139,13 +143,20 @@ class RunPage {
     this.clock.anchor(snapshot.time, snapshot.t ?? 0);
     this.clock.update(msg.clock ?? { t: snapshot.t ?? 0, speed: 1, paused: true });
     if (msg.run) this.onStatus(msg.run);
-    const nodes = this.store.list("nodes").map(nameOf).sort(naturalCompare);
-    if (!this.focus || !nodes.includes(this.focus)) this.focus = nodes.includes("node-2") ? "node-2" : nodes[0] ?? null;
-    this.setFocus(this.focus, { force: true });
+    this.focus = this.#defaultFocus(this.wantedFocus);
+    this.setFocus(this.focus, { force: true, auto: true });
     this.timeline.reset(this.log);
     this.cluster.invalidate();
     this.renderedVersion = -1;
     this.#scenarioInfo(snapshot.scenario);
+    this.frames.request();
+  }
+
+  /** The focused node: the one asked for if it exists, else node-2 (the lessons' node), else the first. */
+  #defaultFocus(wanted) {
+    const nodes = this.store.list("nodes").map(nameOf).sort(naturalCompare);
+    if (wanted && nodes.includes(wanted)) return wanted;
+    return nodes.includes("node-2") ? "node-2" : nodes[0] ?? null;
   }
 
   /** Scenario title in the page's language, and its length for the timeline's axis. */
@@ -179,8 +190,16 @@ class RunPage {
       this.sequence.append(fresh);
       this.timeline.append(fresh);
     }
+    // A run that starts empty gets its nodes by create writes: focus one as soon as there is one
+    // (the preferred one when it comes, unless the user picked one meanwhile).
+    if (this.autoFocus && this.store.count("nodes")) {
+      const best = this.#defaultFocus(this.wantedFocus);
+      if (best !== this.focus) this.setFocus(best, { auto: true });
+      if (best === (this.wantedFocus ?? "node-2")) this.autoFocus = false;
+    }
     this.lastFrameAt = performance.now();
     this.framesSeen = (this.framesSeen ?? 0) + 1;
+    this.frames.request();
   }
 
   /** Tells the cluster view which node cards an event may have changed. */
@@ -202,6 +221,7 @@ class RunPage {
       this.#setText("#run-status", shown);
     }
     if (msg.clock) this.clock.update(msg.clock);
+    this.frames?.request();
   }
 
   onConnectionState(state) {
@@ -213,7 +233,8 @@ class RunPage {
     }, 2500);
   }
 
-  setFocus(node, { force = false } = {}) {
+  setFocus(node, { force = false, auto = false } = {}) {
+    if (!auto) this.autoFocus = false;
     if (!node || (node === this.focus && !force)) return;
     this.focus = node;
     sessionStorage.setItem(`heartbeat-focus-${this.config.run}`, node);
@@ -223,6 +244,7 @@ class RunPage {
     this.faults?.setTarget({ node, zone: zoneOf(this.store.node(node)) });
     this.#setText("#focus-name", node);
     this.renderedVersion = -1;
+    this.frames.request();
   }
 
   selectPod(key) {
@@ -230,6 +252,7 @@ class RunPage {
     this.cluster.setSelectedPod(key);
     this.showTab("flows");
     this.renderedVersion = -1;
+    this.frames.request();
   }
 
   explain(event) {
@@ -246,6 +269,8 @@ class RunPage {
     for (const panel of document.querySelectorAll("[data-panel]")) panel.hidden = panel.dataset.panel !== name;
     if (name === "diagrams") renderStatic(document.querySelector("#static-diagrams"), this.config.mermaid).catch((e) => this.toast(String(e)));
     this.renderedVersion = -1;
+    this.kubectlAt = -Infinity;
+    this.frames?.request();
   }
 
   async exportSequence() {
@@ -279,26 +304,46 @@ class RunPage {
     setTimeout(() => item.remove(), 5000);
   }
 
-  /** Redraws what changed (structure) and moves what moves (bars), ~10 times a second. */
+  /**
+   * The pass of DOM writes (one per frame, ~10 a second while the clock runs): redraws what
+   * changed (structure) and moves what moves (bars, arrows arriving, pulses).
+   */
   tick() {
     const now = this.clock.now();
-    this.#setText("#clock-time", `T+${formatOffset(now)}`);
-    this.#setText("#clock-utc", `${formatUtc(this.clock.nowMs())} UTC`);
-    this.#setText("#clock-speed", `${this.clock.speed}×`);
-    document.body.dataset.paused = String(this.clock.paused);
-    this.#setText("#clock-state", this.t(this.clock.paused ? "clock.paused" : "clock.running"));
+    const c = this.clockEls;
+    setText(c.time, `T+${formatOffset(now)}`);
+    setText(c.utc, `${formatUtc(this.clock.nowMs())} UTC`);
+    setText(c.speed, `${this.clock.speed}×`);
+    const paused = String(this.clock.paused);
+    if (document.body.dataset.paused !== paused) document.body.dataset.paused = paused;
+    setText(c.state, this.t(this.clock.paused ? "clock.paused" : "clock.running"));
+    let busy = this.timeline.flush();
     const version = this.store.version + this.controllers.version * 1e6;
-    if (version !== this.renderedVersion) {
+    const changed = version !== this.renderedVersion;
+    if (changed) {
       this.renderedVersion = version;
       this.cluster.render();
-      if (this.activeTab === "kubectl") this.kubectl.render();
       this.health.highlight(this.controllers.lastPass.get(this.focus));
     } else {
       this.cluster.tick();
     }
-    if (this.activeTab === "kubectl" && this.kubectl.command !== "get-lease") this.kubectl.render();
-    if (this.activeTab === "flows") this.#flowValues(now);
+    // kubectl prints ages in whole seconds at best: twice a second is as fresh as it gets.
+    const wall = performance.now();
+    if (this.activeTab === "kubectl" && wall - this.kubectlAt >= 500 && (changed || this.kubectl.command !== "get-lease")) {
+      this.kubectlAt = wall;
+      this.kubectl.render();
+    }
+    if (this.activeTab === "flows") {
+      this.#flowValues(now);
+      busy = this.arch.flush(wall) || busy;
+    } else {
+      this.arch.clear();
+    }
     this.timeline.setNow(now);
+    // Last: following the live end scrolls, which lays out what all the writes above changed.
+    busy = this.sequence.render() || busy;
+    // The clock moves the bars: keep the passes coming while it runs (or something animates).
+    if (!this.clock.paused || busy) this.frames.request();
   }
 
   #flowValues(now) {
@@ -307,7 +352,7 @@ class RunPage {
     const renew = lease ? this.clock.secondsOf(lease.spec?.renewTime) : null;
     this.arch.setValues({
       kubelet: this.focus ?? "",
-      "obj-lease": renew === null ? "—" : this.t("arch.renewed-ago", { age: Math.max(0, now - renew).toFixed(1) }),
+      "obj-lease": renew === null ? "—" : this.t("arch.renewed-ago", { age: Math.floor(Math.max(0, now - renew)) }),
       "obj-node": `Ready=${readyOf(node) ?? "—"}`,
       "obj-pods": this.t("arch.pods", { n: this.store.podsOn(this.focus).length }),
       nlc: this.t("arch.grace", { grace: this.controllers.gracePeriod }),

@@ -13,6 +13,7 @@ export class ObjectStore {
 
   reset() {
     this.byResource = new Map(RESOURCES.map((r) => [r, new Map()]));
+    this.podIndex = new Map(); // spec.nodeName ("" when unscheduled) -> Map(key -> pod)
     this.lastSeq = 0;
     this.version = 0; // bumps on every change: panels redraw only when it moved
   }
@@ -21,8 +22,7 @@ export class ObjectStore {
   loadSnapshot(snapshot) {
     this.reset();
     for (const [resource, list] of Object.entries(snapshot?.objects ?? {})) {
-      const map = this.#map(resource);
-      for (const obj of list) map.set(keyOf(obj.metadata?.namespace, obj.metadata?.name), obj);
+      for (const obj of list) this.#put(resource, keyOf(obj.metadata?.namespace, obj.metadata?.name), obj);
     }
     this.lastSeq = snapshot?.last_seq ?? 0;
     this.version++;
@@ -36,13 +36,27 @@ export class ObjectStore {
     if (event.seq <= this.lastSeq) return false;
     this.lastSeq = event.seq;
     if (event.type !== "write" || !event.object || event.code >= 400) return true;
-    const map = this.#map(event.resource);
     const meta = event.object.metadata ?? {};
     const key = keyOf(meta.namespace ?? event.namespace, meta.name ?? event.name);
-    if (event.removed) map.delete(key);
-    else map.set(key, event.object);
+    this.#put(event.resource, key, event.removed ? null : event.object);
     this.version++;
     return true;
+  }
+
+  /** Stores (or with `obj` null removes) one object, keeping the pods-by-node index current. */
+  #put(resource, key, obj) {
+    const map = this.#map(resource);
+    if (resource === "pods") {
+      const before = map.get(key);
+      if (before) this.podIndex.get(before.spec?.nodeName || "")?.delete(key);
+      if (obj) {
+        const node = obj.spec?.nodeName || "";
+        if (!this.podIndex.has(node)) this.podIndex.set(node, new Map());
+        this.podIndex.get(node).set(key, obj);
+      }
+    }
+    if (obj) map.set(key, obj);
+    else map.delete(key);
   }
 
   #map(resource) {
@@ -52,6 +66,10 @@ export class ObjectStore {
 
   list(resource) {
     return [...(this.byResource.get(resource)?.values() ?? [])];
+  }
+
+  count(resource) {
+    return this.byResource.get(resource)?.size ?? 0;
   }
 
   get(resource, namespace, name) {
@@ -66,8 +84,10 @@ export class ObjectStore {
     return this.get("leases", "kube-node-lease", name);
   }
 
+  /** Pods bound to a node ("" for the ones no scheduler placed yet), from the index. */
   podsOn(nodeName) {
-    return this.list("pods").filter((p) => p.spec?.nodeName === nodeName);
+    if (nodeName === null || nodeName === undefined) return [];
+    return [...(this.podIndex.get(nodeName)?.values() ?? [])];
   }
 
   /** core/v1 Events about one object, oldest first (for `kubectl describe`). */

@@ -1,5 +1,5 @@
 // The event timeline: virtual time on x, one lane per kind of change (faults, node Ready,
-// taints, pods, zones), markers bucketed per pixel so a 100-node run stays a few hundred SVG
+// taints, pods, zones), markers bucketed per few pixels so a 100-node run stays a few hundred SVG
 // elements. Clicking a marker explains the event behind it.
 import { formatOffset } from "./time.js";
 
@@ -7,6 +7,7 @@ const LANES = ["fault", "node", "taint", "pod", "zone"];
 const LANE_H = 18;
 const TOP = 16;
 const LEFT = 70;
+const BUCKET = 7;
 
 /** Timeline lane of an event, or null when the timeline does not show it. */
 export function timelineLane(event) {
@@ -41,6 +42,9 @@ export class Timeline {
       if (mark) this.onSelect?.(this.byseq.get(Number(mark.dataset.seq)));
     });
     this.byseq = new Map();
+    this.queue = []; // [event, lane] waiting for the next frame pass
+    this.grow = false;
+    this.nowX = null;
     new ResizeObserver(() => this.layout()).observe(root);
     this.layout();
   }
@@ -50,6 +54,9 @@ export class Timeline {
     this.height = TOP + LANES.length * LANE_H + 4;
     this.svg.setAttribute("width", this.width);
     this.svg.setAttribute("height", this.height);
+    this.nowLine.setAttribute("y1", TOP - 2);
+    this.nowLine.setAttribute("y2", this.height);
+    this.nowX = null;
     this.redraw();
   }
 
@@ -81,17 +88,30 @@ export class Timeline {
     return lane;
   }
 
+  /** Keeps the events it shows; their markers are drawn by the next frame pass (`flush`). */
   append(events) {
-    let grow = false;
     for (const e of events) {
       const kept = this.#keep(e);
-      if (kept === "grow") grow = true;
-      else if (kept) this.#mark(e, kept);
+      if (kept === "grow") this.grow = true;
+      else if (kept) this.queue.push([e, kept]);
     }
-    if (grow) this.redraw();
+  }
+
+  /** Draws the markers that arrived since the last pass. */
+  flush() {
+    if (this.grow) {
+      this.grow = false;
+      this.queue = [];
+      this.redraw();
+    }
+    for (const [event, lane] of this.queue) this.#mark(event, lane);
+    this.queue = [];
+    return false;
   }
 
   redraw() {
+    this.queue = [];
+    this.nowX = null;
     this.buckets.clear();
     this.marks.replaceChildren();
     this.#drawAxis();
@@ -130,7 +150,9 @@ export class Timeline {
 
   #mark(event, lane) {
     const ns = "http://www.w3.org/2000/svg";
-    const px = Math.round(this.x(event.t) / 3) * 3;
+    // One marker per BUCKET pixels and lane: markers never cover each other's centres, so each
+    // stays clickable (and a long run stays a few hundred elements).
+    const px = Math.round(this.x(event.t) / BUCKET) * BUCKET;
     const key = `${lane}:${px}`;
     const bucket = this.buckets.get(key);
     if (bucket) {
@@ -146,7 +168,7 @@ export class Timeline {
     else {
       mark.setAttribute("cx", px);
       mark.setAttribute("cy", y);
-      mark.setAttribute("r", 4);
+      mark.setAttribute("r", 3.5);
     }
     const detail = event.kind ? `${event.kind} ${event.to ?? ""}` : event.action;
     mark.setAttribute("class", `tl-mark tl-${lane} ${event.kind ? `k-${event.kind}` : ""} ${detail?.includes("False") || detail?.includes("Unknown") ? "bad" : ""}`);
@@ -158,11 +180,12 @@ export class Timeline {
     this.buckets.set(key, { el: mark, count: 1 });
   }
 
+  /** Moves the "now" line, when it moved by a pixel (about every second on a 15-minute axis). */
   setNow(t) {
-    const x = this.x(t);
+    const x = Math.round(this.x(t));
+    if (x === this.nowX) return;
+    this.nowX = x;
     this.nowLine.setAttribute("x1", x);
     this.nowLine.setAttribute("x2", x);
-    this.nowLine.setAttribute("y1", TOP - 2);
-    this.nowLine.setAttribute("y2", this.height);
   }
 }

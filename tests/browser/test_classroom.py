@@ -39,9 +39,14 @@ def shot(page, artifacts, name):
     page.screenshot(path=str(artifacts / f"{name}.png"))
 
 
-def sequence_labels(page) -> list[str]:
-    """Request lines of the sequence rows drawn right now (the live window at the bottom)."""
-    return page.locator("#sequence g.row").evaluate_all("rows => rows.map(r => r.dataset.label)")
+def sequence_labels(page, after_note: str = "") -> list[str]:
+    """Request lines of the sequence rows drawn right now (the live window at the bottom), only
+    the ones after the fault note `after_note` when the window still reaches back to it."""
+    return page.locator("#sequence g.row").evaluate_all("""(rows, note) => {
+        rows = rows.sort((a, b) => Number(a.dataset.seq) - Number(b.dataset.seq));
+        const at = note ? rows.findIndex(r => r.dataset.kind === 'note' && r.dataset.label.includes(note)) : -1;
+        return rows.slice(at + 1).map(r => r.dataset.label);
+    }""", after_note)
 
 
 def test_home_page_lists_the_catalogue(browser, stack, artifacts, offsite):
@@ -120,7 +125,7 @@ def test_trainer_stops_kubelet_and_both_pages_follow(browser, stack, artifacts, 
 
     # The sequence diagram: node-2 renews no more, the other kubelets go on.
     for page in pages.values():
-        labels = sequence_labels(page)
+        labels = sequence_labels(page, after_note="stop-kubelet node-2")
         assert "PUT leases/node-2" not in labels, labels[-30:]
         assert "PUT leases/node-1" in labels or "PUT leases/node-3" in labels, labels[-30:]
         fault_rows = page.evaluate("""() => {

@@ -1,6 +1,7 @@
 // The dual-heartbeat architecture as a live diagram: the focused kubelet's two write paths into
 // kube-apiserver, the watches that feed the controllers and the controllers' writes back. An
 // edge pulses when an event travels along it, so the Lease path visibly goes quiet on a crash.
+import { setText } from "../dom.js";
 import { APISERVER } from "../sequence/model.js";
 
 const W = 720;
@@ -78,6 +79,7 @@ export class ArchitectureDiagram {
     svg.setAttribute("class", "flow arch");
     svg.innerHTML = `<defs><marker id="arch-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="marker"/></marker></defs>`;
     this.edges = new Map();
+    this.pulses = new Map(); // edge id -> when its pulse started (null: at the next pass)
     for (const [id, d, label, lx, ly] of EDGES) {
       const path = document.createElementNS(ns, "path");
       path.setAttribute("d", d);
@@ -121,22 +123,48 @@ export class ArchitectureDiagram {
     this.svg = svg;
   }
 
+  /**
+   * An event travelled along its edges: they light up and fade over ~0.9 s, in steps drawn by
+   * the page's frame pass (`flush`), so a pulse costs no frame of its own.
+   */
   pulse(event, focus) {
     for (const { id, failed } of edgesFor(event, focus)) {
       const path = this.edges.get(id);
       if (!path) continue;
-      path.classList.toggle("failed", failed);
-      // Web Animations restart cleanly on every event without forcing a style recalculation.
-      path.animate([{ strokeWidth: 5, strokeOpacity: 1 }, { strokeWidth: 2, strokeOpacity: 0.55 }], { duration: 900, easing: "ease-out" });
+      if (path.classList.contains("failed") !== failed) path.classList.toggle("failed", failed);
       path.dataset.pulsedAt = String(event.seq);
+      this.pulses.set(id, null); // starts at the next pass
     }
+  }
+
+  /** Draws the pulses' current step; returns whether one is still fading. */
+  flush(now) {
+    for (const [id, start] of this.pulses) {
+      if (start === null) this.pulses.set(id, now);
+      const age = now - (this.pulses.get(id) ?? now);
+      const level = age < 250 ? "3" : age < 550 ? "2" : age < 900 ? "1" : "";
+      const path = this.edges.get(id);
+      if ((path.dataset.pulse ?? "") !== level) {
+        if (level) path.dataset.pulse = level;
+        else delete path.dataset.pulse;
+      }
+      if (!level) this.pulses.delete(id);
+    }
+    return this.pulses.size > 0;
+  }
+
+  /** Stops every pulse (the diagram is not on screen). */
+  clear() {
+    if (!this.pulses.size) return;
+    for (const id of this.pulses.keys()) delete this.edges.get(id).dataset.pulse;
+    this.pulses.clear();
   }
 
   /** Live values under the boxes: the focused node's name, Lease age, Ready and pod counts. */
   setValues(values) {
     for (const [id, text] of Object.entries(values)) {
       const el = this.values.get(id);
-      if (el && el.textContent !== text) el.textContent = text;
+      setText(el, text);
     }
   }
 }

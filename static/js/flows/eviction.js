@@ -2,6 +2,7 @@
 // NoExecute taints, the FIRST toleration that tolerates each, and the result — delete now,
 // never, or a countdown to the minimum tolerationSeconds — with the taken branch highlighted.
 import { evictionDecision, isTerminating, nameOf, taintString, taintsOf } from "../k8s.js";
+import { setText } from "../dom.js";
 import { formatCountdown } from "../time.js";
 
 const el = (tag, cls, text) => {
@@ -37,19 +38,26 @@ export class EvictionFlow {
       this.signature = signature;
       this.#build(pod, node, taints, decision, eviction);
     }
-    const bar = this.root.querySelector(".ev-countdown");
+    const bar = this.bar;
     if (bar && eviction && !eviction.never) {
       const left = eviction.fireAt - now;
-      const share = Math.max(0, Math.min(1, left / Math.max(1, eviction.fireAt - eviction.scheduledAt)));
-      bar.querySelector(".fill").style.transform = `scaleX(${share.toFixed(3)})`;
-      const text = this.t("cluster.evicts-in", { left: formatCountdown(left) });
-      const label = bar.querySelector(".countdown-text");
-      if (label.textContent !== text) label.textContent = text;
+      // Written when the bar moved by a step or the text by a second (tenths in the last ten).
+      const share = Math.round(Math.max(0, Math.min(1, left / Math.max(1, eviction.fireAt - eviction.scheduledAt))) * 400) / 400;
+      if (bar.share !== share) {
+        bar.share = share;
+        bar.fill.style.setProperty("--f", String(share));
+      }
+      const shown = left < 10 ? Math.max(0, Math.ceil(left * 10) / 10) : Math.ceil(left);
+      if (bar.left !== shown) {
+        bar.left = shown;
+        setText(bar.text, this.t("cluster.evicts-in", { left: formatCountdown(shown) }));
+      }
     }
   }
 
   #build(pod, node, taints, decision, eviction) {
     const t = this.t;
+    this.bar = null;
     const steps = [];
     const head = el("h4", "ev-pod");
     const name = el("code", "", `${pod.metadata?.namespace ?? "default"}/${nameOf(pod)}`);
@@ -85,8 +93,11 @@ export class EvictionFlow {
       box.append(el("div", "", t(`eviction.${kind}`, { seconds: decision.seconds ?? "" })));
       if (kind === "after" && decision.kind === "after") {
         const bar = el("div", "countdown ev-countdown");
-        bar.append(el("span", "fill"), el("span", "countdown-text"));
+        const fill = el("span", "fill");
+        const text = el("span", "countdown-text");
+        bar.append(fill, text);
         box.append(bar);
+        this.bar = { fill, text, share: null, left: null };
         if (eviction?.estimated) box.append(el("div", "hint", t("eviction.estimated")));
       }
       outcomes.append(box);

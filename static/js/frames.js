@@ -1,0 +1,41 @@
+// One pass of DOM writes per frame, and at most about ten frames a second: websocket frames,
+// the clock and the little animations all ask for the next pass instead of writing on their own,
+// so the browser lays out and paints once per 100 ms however much arrived.
+
+export class FrameScheduler {
+  /**
+   * @param {() => void} render  the pass: reads models, writes the DOM (never reads layout after)
+   * @param {{interval?: number}} options  minimum time between two passes (ms)
+   */
+  constructor(render, { interval = 95 } = {}) {
+    this.render = render;
+    this.interval = interval;
+    this.raf = 0;
+    this.timer = 0;
+    this.last = -Infinity;
+    this.passes = 0; // for tests and the benchmark
+  }
+
+  /** Asks for a pass: in the next animation frame, or when `interval` has passed since the last. */
+  request() {
+    if (this.raf || this.timer) return;
+    const wait = this.last + this.interval - performance.now();
+    if (wait > 1) {
+      this.timer = setTimeout(() => {
+        this.timer = 0;
+        this.#frame();
+      }, wait);
+    } else {
+      this.#frame();
+    }
+  }
+
+  #frame() {
+    this.raf = requestAnimationFrame(() => {
+      this.raf = 0;
+      this.last = performance.now();
+      this.passes++;
+      this.render();
+    });
+  }
+}
