@@ -11,6 +11,8 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,6 +95,22 @@ def make_stack(logdir: Path, **extra_env: str) -> LiveStack:
         **extra_env,
     }
     return LiveStack(logdir=logdir, env=env)
+
+
+@contextmanager
+def running_stack(logdir: Path, workers: tuple[str, ...] = (), **extra_env: str) -> Iterator[LiveStack]:
+    """Daphne (and the named workers) for the duration of a block; logs printed on failure."""
+    live = make_stack(logdir, **extra_env)
+    try:
+        live.start_server()
+        for name in workers:
+            live.start_worker(name)
+        yield live
+    except BaseException:
+        print(live.logs())
+        raise
+    finally:
+        live.stop()
 
 
 def http(method: str, url: str, body: object | None = None, token: str | None = None) -> tuple[int, dict]:

@@ -12,7 +12,7 @@ from .live import (
     is_lease_write_by,
     is_ready_change,
     is_taint_added,
-    make_stack,
+    running_stack,
 )
 
 pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -22,16 +22,8 @@ UNREACHABLE = "node.kubernetes.io/unreachable"
 
 @pytest.fixture(scope="module")
 def stack(django_db_setup, tmp_path_factory):
-    live = make_stack(tmp_path_factory.mktemp("live"))
-    try:
-        live.start_server()
-        live.start_worker("w1")
+    with running_stack(tmp_path_factory.mktemp("live"), workers=("w1",)) as live:
         yield live
-    except BaseException:
-        print(live.logs())
-        raise
-    finally:
-        live.stop()
 
 
 async def create_run(stack, speed: float = 20, duration: str = "10m") -> dict:

@@ -11,7 +11,7 @@ import pytest
 from simulation import Simulation, load_scenario
 
 from .conftest import small_document
-from .live import Viewer, ahttp, events_hash, is_fault, make_stack
+from .live import Viewer, ahttp, events_hash, is_fault, running_stack
 
 pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -20,15 +20,8 @@ LEASE_TTL = 1.5
 
 @pytest.fixture
 def stack(django_db_setup, tmp_path):
-    live = make_stack(tmp_path, HEARTBEAT_LEASE_TTL=str(LEASE_TTL))
-    try:
-        live.start_server()
+    with running_stack(tmp_path, HEARTBEAT_LEASE_TTL=str(LEASE_TTL)) as live:
         yield live
-    except BaseException:
-        print(live.logs())
-        raise
-    finally:
-        live.stop()
 
 
 def undisturbed_events(document: dict, seed: int, commands: list[dict], duration: float) -> list[dict]:
