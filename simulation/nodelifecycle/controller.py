@@ -175,7 +175,7 @@ class NodeLifecycleController:
         nodes = sorted(self.api.cache["nodes"].values(), key=lambda n: n.metadata.name)
         names = {n.metadata.name for n in nodes}
         for node in nodes:
-            zone = zone_key(node)
+            zone = self._zone_of(node)
             if zone not in self.zone_states:
                 self._add_zone(zone)
             if node.metadata.name not in self.known_nodes:
