@@ -75,7 +75,7 @@ class APIServer:
         self.store: dict[str, dict[Key, Any]] = {r: {} for r in API_VERSION}
         self.cache: dict[str, dict[Key, Any]] = {r: {} for r in API_VERSION}
         self.handlers: dict[str, list[tuple[str, Handler]]] = {r: [] for r in API_VERSION}
-        self._watchers: dict[str, list[str]] = {r: [] for r in API_VERSION}
+        self._watchers: dict[str, tuple[str, ...]] = dict.fromkeys(API_VERSION, ())
         self.rv = 0
         self.uid = uid_factory
         self.base_latency = 2 * MS
@@ -103,7 +103,8 @@ class APIServer:
         if handler is not None:
             self.handlers[resource].append((lane, handler))
         if lane not in self._watchers[resource]:
-            self._watchers[resource].append(lane)
+            # a new tuple: events already emitted keep the watcher list of their moment
+            self._watchers[resource] = (*self._watchers[resource], lane)
 
     def _deliver(self, resource: str, key: Key, old: Any, new: Any) -> None:
         cache = self.cache[resource]
@@ -350,7 +351,7 @@ class APIServer:
             return {
                 "user": actor.user, "verb": verb, "resource": resource, "subresource": subresource,
                 "namespace": m.namespace, "name": m.name, "code": 201 if verb == "create" else 200, "message": None,
-                "removed": removed, "watchers": watchers, "received": received,
+                "removed": removed, "watchers": list(watchers), "received": received,
                 "summary": _summary(verb, resource, subresource, old, new, removed),
             }
 

@@ -203,24 +203,8 @@ class Viewer:
         await self.ws.close()
 
 
-def without_aliased_fields(event: dict) -> dict:
-    """The event minus the two fields the simulation currently aliases to live state.
-
-    Library bug (reported to the lead, see test_simulation_contract.py): ``Event.to_dict()``
-    returns ``nodes`` of ``nlc.monitor-pass`` decisions and ``watchers`` of ``write`` events
-    by reference, so their content depends on *when* to_dict() is called, not on the run.
-    Every other field is compared exactly.
-    """
-    if event.get("type") == "decision" and event.get("rule") == "nlc.monitor-pass":
-        return {k: v for k, v in event.items() if k != "nodes"}
-    if event.get("type") == "write":
-        return {k: v for k, v in event.items() if k != "watchers"}
-    return event
-
-
 def events_hash(events: list[dict]) -> str:
-    stable = [without_aliased_fields(json.loads(json.dumps(event))) for event in events]
-    return hashlib.sha256(json.dumps(stable, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(events, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def is_fault(action: str, node: str):

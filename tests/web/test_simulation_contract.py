@@ -2,11 +2,7 @@
 
 import json
 
-import pytest
-
 from simulation import Simulation, get_builtin
-
-from .live import events_hash
 
 
 def emitted_and_later(name: str, step: float) -> tuple[list[str], list[str]]:
@@ -32,16 +28,6 @@ def test_sliced_and_one_go_runs_agree_on_seq_and_time():
     assert [s for s, _, _ in one_go] == list(range(1, len(one_go) + 1))
 
 
-def test_event_content_is_stable_apart_from_the_known_aliased_fields():
-    at_emission, later = emitted_and_later("kubelet-crash", 5.0)
-    assert events_hash([json.loads(e) for e in at_emission]) == events_hash([json.loads(e) for e in later])
-
-
-@pytest.mark.xfail(
-    reason="simulation bug: Event.to_dict() aliases live state (monitor-pass `nodes`, write `watchers`); "
-    "its output changes after emission, so the same run serialised at other times differs",
-    strict=False,
-)
 def test_event_dicts_do_not_change_after_emission():
     at_emission, later = emitted_and_later("kubelet-crash", 5.0)
     assert at_emission == later
