@@ -67,7 +67,7 @@ class Kubelet:
         self.zone = zone
         self.pod_cidr = f"10.244.{index}.0/24" if index < 256 else f"10.{244 + index // 256}.{index % 256}.0/24"
         self.address = f"10.0.{index // 250}.{index % 250 + 4}"
-        self._pod_prefix = self.pod_cidr.rsplit(".", 2)[0]
+        self._pod_prefix = self.pod_cidr.rsplit(".", 1)[0]  # 10.244.7.0/24 -> 10.244.7
         self.pods_on_node = pods_on_node
         user = f"system:node:{name}"
         timeout = ctx.kubelet.heartbeat_timeout
@@ -404,11 +404,14 @@ class Kubelet:
                 self._later(CONTAINER_START_TIME, self._start_pod, key)
             return
         if state == "running" and not pod.is_ready():
-            self._reconcile.add(key)
-            if self._reconcile_timer is None or not self._reconcile_timer.active:
-                now = self.ctx.engine.now
-                tick = _ceil(now + 1, self.started_at, STATUS_MANAGER_SYNC_PERIOD)
-                self._reconcile_timer = self.ctx.engine.call_at(tick, self._sync_batch)
+            self._needs_reconcile(key)
+
+    def _needs_reconcile(self, key: str) -> None:
+        """The status manager's next syncBatch (10 s grid) will re-assert this pod's status."""
+        self._reconcile.add(key)
+        if self._reconcile_timer is None or not self._reconcile_timer.active:
+            tick = _ceil(self.ctx.engine.now + 1, self.started_at, STATUS_MANAGER_SYNC_PERIOD)
+            self._reconcile_timer = self.ctx.engine.call_at(tick, self._sync_batch)
 
     def admit(self, pod: Pod) -> tuple[str, str] | None:
         """Pod admission: (reason, message) when the kubelet rejects a pod bound to it.
@@ -458,24 +461,32 @@ class Kubelet:
 
     def _sync_batch(self) -> None:
         """Status manager syncBatch: re-assert the pod statuses the API lost (e.g. Ready=False
-        written by the NodeLifecycleController while the containers kept running)."""
+        written by the NodeLifecycleController while the containers kept running); a failed
+        update is tried again at the next batch, every 10 s."""
         keys, self._reconcile = sorted(self._reconcile), set()
-        if not self.running or not self.reachable:
+        if not self.running:
             return
         pods = self.pods_on_node(self.name)
         for key in keys:
             pod = pods.get(key)
             if pod is None or self.containers.get(key) != "running" or pod.is_ready() or pod.terminal:
                 continue
+            if not self.reachable:
+                self._needs_reconcile(key)
+                continue
+            self._processes.append(self.ctx.engine.spawn(self._restore_ready(pod)))
 
-            def change(current: Pod) -> Pod:
-                now = self.ctx.engine.now
-                conditions = current.conditions
-                for ctype in ("Ready", "ContainersReady"):
-                    conditions = set_pod_condition(conditions, ctype, "True", now)
-                return evolve(current, conditions=conditions, container_ready=True)
+    def _restore_ready(self, pod: Pod) -> Generator[int, Any, None]:
+        def change(current: Pod) -> Pod:
+            now = self.ctx.engine.now
+            conditions = current.conditions
+            for ctype in ("Ready", "ContainersReady"):
+                conditions = set_pod_condition(conditions, ctype, "True", now)
+            return evolve(current, conditions=conditions, container_ready=True)
 
-            self._processes.append(self.ctx.engine.spawn(self._patch_pod(pod, change)))
+        resp = yield from self._patch_pod(pod, change)
+        if not resp.ok and resp.code != 404:
+            self._needs_reconcile(pod.key)
 
     def _finish_deletion(self, pod: Pod) -> None:
         if not self.running or not self.reachable:

@@ -93,6 +93,7 @@ class NodeStatusSyncer:
         self.last_status_report_time: int | None = None  # zero at (re)start: the first sync posts
         self.registered = False
         self._verified: Node | None = None  # the Node object last found up to date while steady
+        self._informer_node: Node | None = None
 
     # -- loops -----------------------------------------------------------------------------
 
@@ -130,7 +131,10 @@ class NodeStatusSyncer:
         k = self.kubelet
         for attempt in range(NODE_STATUS_UPDATE_RETRY):
             if attempt == 0:
-                original = self.ctx.api.cached("nodes", k.name)
+                # the kubelet's own Node informer: frozen while the node is cut off
+                if k.reachable:
+                    self._informer_node = self.ctx.api.cached("nodes", k.name)
+                original = self._informer_node
                 if original is None:
                     resp = yield from self._get_node()
                     original = resp.obj if resp.ok else None

@@ -180,3 +180,37 @@ def test_every_builtin_runs_from_the_cli_with_an_audit_log(scenario_obj, tmp_pat
     assert first["apiVersion"] == "audit.k8s.io/v1" and first["stage"] == "ResponseComplete"
     printed = capsys.readouterr().out
     assert printed.startswith(f"# {scenario_obj.name}:") and "# done at" in printed
+
+
+def test_pod_ips_are_addresses_in_the_node_pod_cidr():
+    tr = Trace.run(scenario("1.33"), until=40)
+    ips = {}
+    for r in tr.pod_writes(subresource="status"):
+        status, spec = r["responseObject"]["status"], r["responseObject"]["spec"]
+        if status.get("podIP"):
+            ips[r["objectRef"]["name"]] = (status["podIP"], spec["nodeName"])
+    assert ips and len({ip for ip, _n in ips.values()}) == len(ips)
+    for ip, node in ips.values():
+        octets = ip.split(".")
+        assert len(octets) == 4 and octets[:2] == ["10", "244"] and all(o.isdigit() for o in octets)
+
+
+def test_kubelet_retries_pod_status_until_the_api_answers():
+    """2.5: the status manager re-checks every 10 s, so a restore that timed out is sent again."""
+    tr = Trace.run(scenario("1.33", faults=[{"at": "60s", "action": "slow-apiserver", "latency": "15s", "for": "240s"}]),
+                   until=400)
+    assert tr.pod_writes(user=NLC, verb="update", subresource="status"), "pods were marked NotReady"
+    last_ready: dict[str, bool] = {}
+    for e in tr.events:
+        if e["type"] == "transition" and e["kind"] == "pod-ready":
+            last_ready[e["pod"]] = e["to"]
+    assert last_ready and all(last_ready.values()), {p: r for p, r in last_ready.items() if not r}
+
+
+def test_a_partitioned_kubelet_does_not_see_the_controllers_writes():
+    """Its Node informer is cut off too: no status post is attempted before the report is due."""
+    tr = Trace.run(scenario("1.33", faults=[{"at": "60s", "action": "partition", "node": "node-2", "for": "200s"}]),
+                   until=300)
+    assert tr.first_status("node-2", "Unknown") is not None
+    failed = [e for e in tr.events if e["type"] == "request-failed" and e["component"] == "kubelet-status"]
+    assert not failed
