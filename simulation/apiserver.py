@@ -463,6 +463,9 @@ def _transitions(rec: Recorder, component: str, old: Any, new: Any, last: Any) -
             rec.transition(component, "pod-ready", node, old.is_ready(), new.is_ready(), pod=pod_name)
         if old.phase != new.phase:
             rec.transition(component, "pod-phase", node, old.phase, new.phase, pod=pod_name)
+        dt_old, dt_new = old.condition("DisruptionTarget"), new.condition("DisruptionTarget")
+        if dt_new is not None and dt_new.status == "True" and (dt_old is None or dt_old.status != "True"):
+            rec.transition(component, "pod-disruption-target", node, None, dt_new.reason, pod=pod_name, key=dt_new.reason)
         if old.metadata.deletion_timestamp is None and new.metadata.deletion_timestamp is not None:
             rec.transition(component, "pod-terminating", node, None, new.metadata.deletion_timestamp / US, pod=pod_name)
     elif r == "endpointslices":

@@ -17,9 +17,10 @@ from .simulation import Simulation
 
 TIMELINE_KINDS = {"node-ready", "node-condition", "taint-added", "taint-removed", "pod-ready", "pod-terminating",
                   "pod-deleted", "pod-scheduled", "zone-state", "node-created", "node-deleted", "pod-phase",
-                  "node-unschedulable"}
+                  "node-unschedulable", "endpoint", "pod-created", "pod-disruption-target"}
 TIMELINE_RULES = {"nlc.mark-unknown", "nlc.enqueue-taint", "nlc.enter-master-disruption", "nlc.exit-master-disruption",
-                  "nlc.swap-limiter", "kubelet.evict-pressure", "podgc.orphaned", "cloud.delete-node"}
+                  "nlc.swap-limiter", "kubelet.evict-pressure", "podgc.orphaned", "cloud.delete-node", "tec.process-pod",
+                  "nlc.mark-pods-not-ready"}
 
 
 def resolve(name_or_path: str) -> Scenario:
@@ -58,11 +59,26 @@ def timeline_line(ev: SimEvent) -> str | None:
             return f"{when}  {who:<10} pod {f['pod']} scheduled  [{ev.component}]"
         if kind == "pod-phase":
             return f"{when}  {who:<10} pod {f['pod']} phase {f['from']} -> {f['to']}  [{ev.component}]"
+        if kind == "endpoint":
+            state = "removed" if f["to"] is None else " ".join(f"{k}={str(v).lower()}" for k, v in f["to"].items())
+            return f"{when}  {who:<10} endpoint {f['key']}/{f['pod']} {state}  [{ev.component}]"
+        if kind == "pod-disruption-target":
+            return f"{when}  {who:<10} pod {f['pod']} DisruptionTarget=True ({f['key']})  [{ev.component}]"
+        if kind == "pod-created":
+            return f"{when}  {'':<10} pod {f['pod']} created  [{ev.component}]"
         if kind == "zone-state":
             return f"{when}  zone {f['key'] or '(unlabelled)'} {f['from']} -> {f['to']}"
         return f"{when}  {who:<10} {kind} {f.get('from')} -> {f.get('to')}"
     if ev.type == "decision" and f["rule"] in TIMELINE_RULES:
-        return f"{when}  {ev.node or '':<10} {f['rule']}: {f['outcome']}"
+        rule, inputs = f["rule"], f["inputs"]
+        if rule == "nlc.mark-unknown":
+            renew = inputs.get("leaseRenewTime")
+            detail = (f"last Lease renewTime {renew:.3f}s, " if renew is not None else "") + \
+                f"probe {inputs['probeTimestamp']:.3f}s + grace {inputs['gracePeriod']:g}s < now"
+            return f"{when}  {ev.node or '':<10} {rule}: {f['outcome']} ({detail})"
+        if rule == "tec.process-pod":
+            return f"{when}  {ev.node or '':<10} {rule}: pod {f['pod']}: {f['outcome']}"
+        return f"{when}  {ev.node or '':<10} {rule}: {f['outcome']}"
     return None
 
 

@@ -130,3 +130,18 @@ def test_cli_reports_bad_file(tmp_path, capsys):
     assert "cluster.nodes: must be a whole number" in capsys.readouterr().err
     assert main(["run", "no-such-scenario"]) == 2
     assert "no file and no built-in scenario named 'no-such-scenario'" in capsys.readouterr().err
+
+
+def test_cli_timeline_reads_like_reference_6_1(capsys):
+    assert main(["run", "kubelet-crash"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    steps = ["FAULT      stop-kubelet node-2", "node-2     Ready True -> Unknown", "nlc.mark-unknown: Ready=Unknown (last Lease renewTime",
+             "nlc.mark-pods-not-ready: 3 pods Ready=False", "taint +node.kubernetes.io/unreachable:NoSchedule",
+             "ready=false serving=false terminating=false", "taint +node.kubernetes.io/unreachable:NoExecute",
+             ": delete at +300s", "DisruptionTarget=True (DeletionByTaintManager)", "Terminating (DELETE)  [taint-eviction-controller]",
+             "created  [replicaset-controller]", "scheduled  [kube-scheduler]"]
+    at = 0
+    for step in steps:
+        found = next((i for i in range(at, len(lines)) if step in lines[i]), None)
+        assert found is not None, f"{step!r} missing after line {at}:\n" + "\n".join(lines[at:at + 15])
+        at = found
