@@ -1,5 +1,6 @@
 """The rest of the fault vocabulary and workload features, each observed as a user would."""
 
+import ipaddress
 import json
 
 import pytest
@@ -190,9 +191,11 @@ def test_pod_ips_are_addresses_in_the_node_pod_cidr():
         if status.get("podIP"):
             ips[r["objectRef"]["name"]] = (status["podIP"], spec["nodeName"])
     assert ips and len({ip for ip, _n in ips.values()}) == len(ips)
+    cidrs = {r["objectRef"]["name"]: r["responseObject"]["spec"]["podCIDR"] for r in tr.writes("nodes") if r["verb"] == "create"}
     for ip, node in ips.values():
         octets = ip.split(".")
-        assert len(octets) == 4 and octets[:2] == ["10", "244"] and all(o.isdigit() for o in octets)
+        assert len(octets) == 4 and all(o.isdigit() for o in octets)
+        assert ipaddress.ip_address(ip) in ipaddress.ip_network(cidrs[node])
 
 
 def test_kubelet_retries_pod_status_until_the_api_answers():
