@@ -6,11 +6,27 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 status=0
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# Add up the "N passed" / "N failed" (and errors) of a runner's summary for the closing line.
+count() {
+  local summary p f e
+  summary=$(grep -E '[0-9]+ (passed|failed|errors?)' "$log" | grep -E ' in [0-9.]+s' | tail -1)
+  p=$(grep -Eo '[0-9]+ passed' <<<"$summary" | grep -Eo '[0-9]+' || true)
+  f=$(grep -Eo '[0-9]+ failed' <<<"$summary" | grep -Eo '[0-9]+' || true)
+  e=$(grep -Eo '[0-9]+ errors?' <<<"$summary" | grep -Eo '[0-9]+' || true)
+  passed=$((passed + ${p:-0}))
+  failed=$((failed + ${f:-0} + ${e:-0}))
+}
 
 # pytest exits 5 when it collected nothing: that is not a failure of the suite.
 run_pytest() {
-  "$PY" -m pytest "$@"
-  local rc=$?
+  "$PY" -m pytest "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  count
   if [ $rc -eq 5 ]; then echo "(no tests collected: $*)"; rc=0; fi
   [ $rc -ne 0 ] && status=$rc
   return 0
@@ -41,7 +57,16 @@ fi
 
 if [ -f package.json ] && grep -q '"test"' package.json; then
   echo "== npm test"
-  npm test --silent || status=$?
+  npm test --silent 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  [ $rc -ne 0 ] && status=$rc
+  p=$(grep -Eo '^# pass [0-9]+' "$log" | grep -Eo '[0-9]+' || true)
+  f=$(grep -Eo '^# fail [0-9]+' "$log" | grep -Eo '[0-9]+' || true)
+  passed=$((passed + ${p:-0}))
+  failed=$((failed + ${f:-0}))
 fi
 
+echo
+echo "== whole suite (pytest runs and npm test)"
+echo "all: $passed passed, $failed failed"
 exit $status
