@@ -34,8 +34,9 @@ def test_runtime_down_kubelet_posts_false_and_pods_are_not_marked(version):
     assert gone and all(e["conditions"] == {"ready": False, "serving": True, "terminating": True} for e in gone)
 
 
-def test_runtime_down_pleg_joins_the_message_after_three_minutes():
-    tr = Trace.run(scenario("1.33", faults=[{"at": "60s", "action": "stop-runtime", "node": "node-2"}]), until=T + 260)
+@pytest.mark.parametrize("version", VERSIONS)
+def test_runtime_down_pleg_joins_the_message_after_three_minutes(version):
+    tr = Trace.run(scenario(version, faults=[{"at": "60s", "action": "stop-runtime", "node": "node-2"}]), until=T + 260)
     pleg = [c for c in tr.condition_changes("node-2") if "PLEG is not healthy" in c[2]]
     assert pleg
     # unhealthy 3 min after the last good relist (1 s grid, so within the second before T),
@@ -48,10 +49,11 @@ def test_runtime_down_pleg_joins_the_message_after_three_minutes():
     assert gaps and all(10 <= g <= 10.4 + EPS for g in gaps)
 
 
-def test_memory_pressure_taint_then_relief_after_five_minutes():
+@pytest.mark.parametrize("version", VERSIONS)
+def test_memory_pressure_taint_then_relief_after_five_minutes(version):
     """6.3: MemoryPressure True within 20.4 s, NoSchedule taint, Ready stays True, relief after 5 min."""
     r_at = 200.0
-    tr = Trace.run(scenario("1.33", faults=[
+    tr = Trace.run(scenario(version, faults=[
         {"at": "60s", "action": "start-pressure", "node": "node-2", "resource": "memory"},
         {"at": "200s", "action": "stop-pressure", "node": "node-2", "resource": "memory"}]), until=r_at + 360)
     on = tr.first_status("node-2", "True", ctype="MemoryPressure")
@@ -92,9 +94,10 @@ def test_lease_writes_fail_ready_flaps(version):
     assert not tr.pod_writes(user=NLC, verb="delete")  # no evictions with 300 s tolerations
 
 
-def test_status_writes_fail_node_stays_ready_forever():
+@pytest.mark.parametrize("version", VERSIONS)
+def test_status_writes_fail_node_stays_ready_forever(version):
     """6.5: the Lease keeps the probe fresh: no Unknown, no taints, frozen lastHeartbeatTime."""
-    tr = Trace.run(scenario("1.33", faults=[{"at": "60s", "action": "fail-status-writes", "node": "node-2"},
+    tr = Trace.run(scenario(version, faults=[{"at": "60s", "action": "fail-status-writes", "node": "node-2"},
                                             {"at": "61s", "action": "stop-runtime", "node": "node-2"}]), until=T + 600)
     assert [c[1] for c in tr.condition_changes("node-2") if c[0] > T] == []
     assert [r for r in tr.writes("nodes", "node-2", ok=False) if r["responseStatus"]["code"] == 500]
@@ -102,10 +105,11 @@ def test_status_writes_fail_node_stays_ready_forever():
     assert not tr.taint_times("node-2", UNREACHABLE, "NoExecute")
 
 
-def test_recovery_before_eviction_cancels_countdowns():
+@pytest.mark.parametrize("version", VERSIONS)
+def test_recovery_before_eviction_cancels_countdowns(version):
     """6.6: kubelet back at B: Ready True within 10.4 s, taints removed, deletions cancelled."""
     b = 200.0
-    tr = Trace.run(scenario("1.33", faults=[{"at": "60s", "action": "stop-kubelet", "node": "node-2"},
+    tr = Trace.run(scenario(version, faults=[{"at": "60s", "action": "stop-kubelet", "node": "node-2"},
                                             {"at": "200s", "action": "start-kubelet", "node": "node-2"}]), until=b + 400)
     assert min(x for x in tr.renewals("node-2") if x >= b) <= b + 0.1
     back = tr.first_status("node-2", "True", after=b)

@@ -16,16 +16,20 @@ def zone_states(tr: Trace, zone: str) -> list[tuple[float, str]]:
     return [(e["t"], e["to"]) for e in tr.events if e["type"] == "transition" and e["kind"] == "zone-state" and e["key"] == zone]
 
 
-def outage(zone_size: int, failing: int, until: float) -> Trace:
+VERSIONS = ["1.31", "1.33"]
+
+
+def outage(zone_size: int, failing: int, until: float, version: str) -> Trace:
     zones = [{"name": z, "nodes": zone_size} for z in ("zone-a", "zone-b", "zone-c")]
     faults = [{"at": "60s", "action": "partition", "node": f"node-{i}"} for i in range(1, failing + 1)]
-    return Trace.run(scenario("1.33", zones=zones, faults=faults,
+    return Trace.run(scenario(version, zones=zones, faults=faults,
                               workloads=[{"name": "web", "replicas": zone_size * 3}]), until=until)
 
 
-def test_small_zone_partial_disruption_stops_tainting():
+@pytest.mark.parametrize("version", VERSIONS)
+def test_small_zone_partial_disruption_stops_tainting(version):
     """6.7: 6 of 10 nodes in zone-a: PartialDisruption, limiter 0, at most 2 nodes get NoExecute."""
-    tr = outage(10, 6, T + 700)
+    tr = outage(10, 6, T + 700, version)
     failing = [f"node-{i}" for i in range(1, 7)]
     for n in failing:
         assert tr.first_status(n, "Unknown") is not None
@@ -44,9 +48,10 @@ def test_small_zone_partial_disruption_stops_tainting():
     assert zone_states(tr, "zone-b") == [(pytest.approx(5, abs=5), "Normal")]
 
 
-def test_large_zone_partial_disruption_uses_secondary_rate():
+@pytest.mark.parametrize("version", VERSIONS)
+def test_large_zone_partial_disruption_uses_secondary_rate(version):
     """6.7 with 3 x 60 nodes, 36 failing in zone-a: 0.01/s after the switch (one node per 100 s)."""
-    tr = outage(60, 36, T + 500)
+    tr = outage(60, 36, T + 500, version)
     failing = [f"node-{i}" for i in range(1, 37)]
     switch = next(t for t, s in zone_states(tr, "zone-a") if s == "PartialDisruption")
     times = sorted(spans[0][0] for spans in zone_nodes(tr, failing).values() if spans)
@@ -61,10 +66,11 @@ def test_large_zone_partial_disruption_uses_secondary_rate():
     assert limiter[0]["inputs"]["rate"] == 0.01
 
 
-def test_whole_zone_down_is_evacuated_at_the_normal_rate():
+@pytest.mark.parametrize("version", VERSIONS)
+def test_whole_zone_down_is_evacuated_at_the_normal_rate(version):
     """6.8: zone-a fully down, the others healthy: FullDisruption keeps 0.1/s (one node per 10 s)."""
     zones = [{"name": z, "nodes": 3} for z in ("zone-a", "zone-b", "zone-c")]
-    tr = Trace.run(scenario("1.33", zones=zones, faults=[{"at": "60s", "action": "zone-outage", "zone": "zone-a"}]),
+    tr = Trace.run(scenario(version, zones=zones, faults=[{"at": "60s", "action": "zone-outage", "zone": "zone-a"}]),
                    until=T + 200)
     assert "FullDisruption" in [s for _t, s in zone_states(tr, "zone-a")]
     times = sorted(spans[0][0] for spans in zone_nodes(tr, ["node-1", "node-2", "node-3"]).values() if spans)
@@ -73,12 +79,13 @@ def test_whole_zone_down_is_evacuated_at_the_normal_rate():
     assert all(10 - 0.1 <= g <= 15 + EPS for g in gaps)
 
 
-def test_every_node_down_stops_eviction_until_one_returns():
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_node_down_stops_eviction_until_one_returns(version):
     """6.9: all zones FullDisruption: NoExecute taints removed, no eviction; one node back at Q:
     the rest are tainted about Q+10, Q+20."""
     faults = [{"at": "60s", "action": "power-off", "node": n} for n in ("node-1", "node-2", "node-3")]
     faults.append({"at": "250s", "action": "power-on", "node": "node-1"})
-    tr = Trace.run(scenario("1.33", faults=faults), until=700)
+    tr = Trace.run(scenario(version, faults=faults), until=700)
     enter = tr.decisions("nlc.enter-master-disruption")
     assert len(enter) == 1
     t_enter = enter[0]["t"]
