@@ -90,6 +90,7 @@ class APIServer:
         self.unreachable_seconds = unreachable_seconds
         self._event_names = 0
         self._pending: dict[str, dict[Key, list[tuple[int, Any]]]] = {}
+        self._blocked: dict[str, list[tuple[Any, int, int]]] = {}  # node -> (process, sent, deadline)
 
     # -- watches ------------------------------------------------------------------------
 
@@ -141,6 +142,22 @@ class APIServer:
 
     # -- requests with latency (kubelets) -------------------------------------------------
 
+    def partition(self, node: str) -> None:
+        self.partitioned.add(node)
+
+    def heal(self, node: str) -> None:
+        """Reconnect a node: each request it has in flight goes through at its next
+        retransmission (0.2, 0.6, 1.4, 3.0, 6.2 s after it was sent), if before its timeout."""
+        self.partitioned.discard(node)
+        now = self.engine.now
+        for handle, sent, deadline in self._blocked.pop(node, []):
+            retransmit, rto = sent + 200 * MS, 200 * MS
+            while retransmit < now:
+                rto *= 2
+                retransmit += rto
+            if retransmit < deadline and handle is not None and handle.alive:
+                self.engine.wake_at(handle, retransmit)
+
     def latency_for(self, actor: Actor) -> int:
         if actor.node is not None and actor.node in self.latency_node:
             return self.latency_node[actor.node]
@@ -153,17 +170,18 @@ class APIServer:
         """Send a request from `actor`; `op(received)` runs on the server when it arrives."""
         received = self.engine.now
         if actor.node is not None and actor.node in self.partitioned:
-            # Packets are dropped: TCP retransmits (0.2 s, doubling) until the partition
-            # heals or the client's timeout fires.
-            waited, rto = 0, 200 * MS
-            while actor.node in self.partitioned:
-                step = min(rto, actor.timeout - waited)
-                if step <= 0:
-                    self._request_failed(actor, verb, resource, name, namespace, subresource, TIMEOUT.message)
-                    return TIMEOUT
-                yield step
-                waited += step
-                rto *= 2
+            # Packets are dropped: TCP retransmits (0.2 s, doubling) until the partition heals
+            # or the client's timeout fires. The request sleeps until its timeout; `heal` wakes
+            # it at its first retransmission after the heal.
+            blocked = (self.engine.current, received, received + actor.timeout)
+            self._blocked.setdefault(actor.node, []).append(blocked)
+            yield actor.timeout
+            waiting = self._blocked.get(actor.node, [])
+            if blocked in waiting:
+                waiting.remove(blocked)
+            if actor.node in self.partitioned or self.engine.now >= blocked[2]:
+                self._request_failed(actor, verb, resource, name, namespace, subresource, TIMEOUT.message)
+                return TIMEOUT
         latency = self.latency_for(actor)
         if latency >= actor.timeout:
             # Queued behind an overloaded server longer than the client waits: the client

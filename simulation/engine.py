@@ -53,12 +53,13 @@ class Timer:
 class ProcessHandle:
     """A running generator process; `kill()` stops it at its next wake-up."""
 
-    __slots__ = ("gen", "alive", "name")
+    __slots__ = ("gen", "alive", "name", "wake")
 
     def __init__(self, gen: Process, name: str) -> None:
         self.gen = gen
         self.alive = True
         self.name = name
+        self.wake: list | None = None  # the heap entry of its next wake-up
 
     def kill(self) -> None:
         if self.alive:
@@ -71,6 +72,7 @@ class Engine:
         self.now = 0
         self._heap: list[list] = []
         self._seq = 0
+        self.current: ProcessHandle | None = None  # the process being resumed right now
 
     def call_at(self, when: int, fn: Callable[..., Any], *args: Any) -> Timer:
         if when < self.now:
@@ -99,13 +101,27 @@ class Engine:
     def _resume(self, handle: ProcessHandle, value: Any) -> None:
         if not handle.alive:
             return
+        self.current = handle
         try:
             delay = handle.gen.send(value)
         except StopIteration:
             handle.alive = False
             return
+        finally:
+            self.current = None
         self._seq += 1
-        heapq.heappush(self._heap, [self.now + delay, PRIORITY_NORMAL, self._seq, self._resume, (handle, None)])
+        entry = [self.now + delay, PRIORITY_NORMAL, self._seq, self._resume, (handle, None)]
+        heapq.heappush(self._heap, entry)
+        handle.wake = entry
+
+    def wake_at(self, handle: ProcessHandle, when: int) -> None:
+        """Move a sleeping process's next wake-up (e.g. a blocked request when the network heals)."""
+        if handle.wake is not None:
+            handle.wake[3] = None
+        self._seq += 1
+        entry = [max(when, self.now), PRIORITY_NORMAL, self._seq, self._resume, (handle, None)]
+        heapq.heappush(self._heap, entry)
+        handle.wake = entry
 
     def peek(self) -> int | None:
         while self._heap and self._heap[0][3] is None:

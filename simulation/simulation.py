@@ -202,10 +202,10 @@ class Simulation:
             k.start_runtime()
 
     def _do_partition(self, cmd: dict[str, Any]) -> None:
-        self.api.partitioned.add(cmd["node"])
+        self.api.partition(cmd["node"])
 
     def _do_heal(self, cmd: dict[str, Any]) -> None:
-        self.api.partitioned.discard(cmd["node"])
+        self.api.heal(cmd["node"])
         if k := self._kubelet(cmd):
             self.engine.call_later(0, k.resync_pods)  # the watch reconnects with a relist
 
@@ -289,12 +289,12 @@ class Simulation:
     def _do_zone_outage(self, cmd: dict[str, Any]) -> None:
         for name, k in self.kubelets.items():
             if k.zone == cmd["zone"]:
-                self.api.partitioned.add(name)
+                self.api.partition(name)
 
     def _do_zone_heal(self, cmd: dict[str, Any]) -> None:
         for name, k in sorted(self.kubelets.items()):
             if k.zone == cmd["zone"] and name in self.api.partitioned:
-                self.api.partitioned.discard(name)
+                self.api.heal(name)
                 self.engine.call_later(0, k.resync_pods)
 
     def _do_restart_controller_manager(self, cmd: dict[str, Any]) -> None:

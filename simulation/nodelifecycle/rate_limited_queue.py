@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..clock import US
 
@@ -55,14 +55,14 @@ class NeverLimiter:
         return 1.0
 
 
-@dataclass(order=True)
+@dataclass
 class TimedValue:
     process_at: int
     order: int
-    value: str = field(compare=False)
-    uid: str = field(compare=False)
-    added_at: int = field(compare=False)
-    removed: bool = field(default=False, compare=False)
+    value: str
+    uid: str
+    added_at: int
+    removed: bool = False
 
 
 class RateLimitedTimedQueue:
@@ -74,7 +74,7 @@ class RateLimitedTimedQueue:
 
     def __init__(self, qps: float, now: int) -> None:
         self.limiter: TokenBucket | NeverLimiter = TokenBucket(qps, now) if qps > 0 else NeverLimiter()
-        self._heap: list[TimedValue] = []
+        self._heap: list[tuple[int, int, TimedValue]] = []  # (processAt, order, item): compared in C
         self._set: set[str] = set()  # "seen": blocks re-adding until Remove
         self._live: dict[str, TimedValue] = {}  # entries still in the heap
         self._order = 0
@@ -89,7 +89,7 @@ class RateLimitedTimedQueue:
     def _push(self, item: TimedValue) -> None:
         self._order += 1
         item.order = self._order
-        heapq.heappush(self._heap, item)
+        heapq.heappush(self._heap, (item.process_at, item.order, item))
         self._live[item.value] = item
 
     def _drop(self, value: str) -> None:
@@ -98,9 +98,9 @@ class RateLimitedTimedQueue:
             item.removed = True
 
     def _head(self) -> TimedValue | None:
-        while self._heap and self._heap[0].removed:
+        while self._heap and self._heap[0][2].removed:
             heapq.heappop(self._heap)
-        return self._heap[0] if self._heap else None
+        return self._heap[0][2] if self._heap else None
 
     def remove(self, value: str) -> bool:
         """Remove from both the heap and the seen set."""
@@ -117,7 +117,7 @@ class RateLimitedTimedQueue:
         return len(self._live)
 
     def items(self) -> list[str]:
-        return [v.value for v in sorted(self._live.values())]
+        return [v.value for v in sorted(self._live.values(), key=lambda v: (v.process_at, v.order))]
 
     def try_process(self, now: int, fn: Callable[[TimedValue], tuple[bool, int]]) -> None:
         """Try: a token is asked for before each look at the head item."""
