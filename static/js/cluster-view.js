@@ -2,16 +2,17 @@
 // status post, conditions, taint chips) and each node's pods (Ready, Terminating, eviction
 // countdowns).
 //
-// Up to COMPACT_FROM nodes every node is a full card. From there on (a 100-node class) each node
-// is a one-line row (name, STATUS, Lease bar, one square per pod, chips when it has any) and only
-// the focused node keeps a full card, so the view stays a few thousand DOM nodes.
+// Up to COMPACT_FROM nodes every node is a full card, in the page's flow. From there on (a class
+// of 100 nodes) the view is a virtual list: each node is a one-line row (name, STATUS, Lease bar,
+// one square per pod; a second line for chips when it has any), only the focused node keeps a
+// full card, and only the rows in (or near) the panel's viewport exist in the DOM. Row heights
+// are known from the data, so positions are computed, never measured.
 //
 // Cost per frame: a card is rebuilt only when its objects changed (a signature per card); the
-// bars and texts that move with time are written only when what they show changes (a pixel step
-// of a bar, a whole second of an age), and only for cards on screen (an IntersectionObserver on
-// the panel); cards far off screen are not even laid out or painted (`content-visibility: auto`).
-import { condition, isTerminating, nameOf, naturalCompare, nodeStatus, podReady, readyOf, taintString, taintsOf, zoneOf } from "./k8s.js";
+// bars and texts that move with time are written only when what they show changes, and only for
+// cards on screen: a card scrolled away costs nothing until it comes back.
 import { setText as writeText } from "./dom.js";
+import { condition, isTerminating, nameOf, naturalCompare, nodeStatus, podReady, readyOf, taintString, taintsOf, zoneOf } from "./k8s.js";
 import { formatCountdown } from "./time.js";
 
 const el = (tag, cls, text) => {
@@ -23,8 +24,15 @@ const el = (tag, cls, text) => {
 
 const PRESSURE = ["MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"];
 export const COMPACT_FROM = 25;
-// Bar steps: a bar is written when it moved by one step (about a pixel at its usual width).
-const STEPS = { row: 100, card: 300 };
+// A full card's bars move by about a pixel at a time; a row's Lease bar moves once a second,
+// with the age printed in it (a step of 2 % of the grace period, 2-3 px at its width).
+const CARD_STEPS = 300;
+// Heights (px) of the virtual list's items, per theme: zone header, row, row with chips.
+const SIZES = {
+  default: { zone: 44, row: 24, rowExtra: 46, gap: 2, zoneGap: 10, card: 220 },
+  projector: { zone: 50, row: 28, rowExtra: 54, gap: 2, zoneGap: 10, card: 260 },
+};
+const OVERSCAN = 120; // px of rows kept mounted above and below the viewport
 
 const podKey = (pod) => `${pod.metadata?.namespace ?? "default"}/${nameOf(pod)}`;
 
@@ -46,12 +54,19 @@ export class ClusterView {
     this.focus = null;
     this.selectedPod = null;
     this.compact = false;
-    this.cards = new Map(); // node name -> card (see #card)
-    this.zones = new Map(); // zone -> {el, head, list, signature}
+    this.cards = new Map(); // node name -> card: {name, node, pods, signature, kind, el?, ...}
+    this.zones = new Map(); // zone -> {el, head, list, signature, nodes}
     this.pending = null;
     this.pendingSignature = null;
     this.dirty = new Set(); // nodes whose card may need rebuilding
     this.full = true; // the next render rebuilds the structure (snapshot, node set, focus)
+    // Virtual list (compact mode).
+    this.vlist = el("div", "vlist");
+    this.items = []; // {kind: "zone"|"node", key, zone?, name?, y, h}
+    this.mounted = new Map(); // item key -> element in the list
+    this.scrollTop = 0;
+    this.viewHeight = 0;
+    this.layoutDirty = false;
     root.addEventListener("click", (e) => {
       const podEl = e.target.closest("[data-pod]");
       if (podEl) {
@@ -68,8 +83,9 @@ export class ClusterView {
         this.onFocus?.(card.dataset.node);
       }
     });
-    // Cards scrolled out of the panel are not updated; one coming back (or about to: the margin)
-    // gets its bars and texts written at once.
+    // Full cards scrolled out of the panel are not updated; one coming back (or about to: the
+    // margin) gets its bars and texts written at once. (Rows of the virtual list exist only
+    // while on screen.)
     this.observer = new IntersectionObserver((entries) => {
       for (const entry of entries) {
         const card = this.cards.get(entry.target.dataset.node);
@@ -77,7 +93,39 @@ export class ClusterView {
         card.visible = entry.isIntersecting;
         if (card.visible) this.#tickCard(card, this.clock.now(), this.controllers.gracePeriod);
       }
-    }, { root, rootMargin: "200px 0px" });
+    }, { root, rootMargin: "40px 0px" });
+    root.addEventListener("scroll", () => {
+      this.scrollTop = root.scrollTop;
+      if (!this.compact || this.scrollPending) return;
+      this.scrollPending = true;
+      requestAnimationFrame(() => {
+        this.scrollPending = false;
+        this.#mount();
+      });
+    }, { passive: true });
+    new ResizeObserver(() => {
+      this.viewHeight = root.clientHeight;
+      if (this.compact) this.#mount();
+    }).observe(root);
+    // The focused card's height is the only one the list cannot know in advance.
+    this.cardObserver = new ResizeObserver((entries) => {
+      for (const entry of entries) {
+        const h = Math.ceil(entry.borderBoxSize?.[0]?.blockSize ?? entry.target.offsetHeight);
+        if (h && h !== this.cardHeight) {
+          this.cardHeight = h;
+          this.#layoutItems();
+        }
+      }
+    });
+    // The projector theme has taller rows.
+    new MutationObserver(() => {
+      this.full = true;
+      this.render();
+    }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+  }
+
+  get sizes() {
+    return SIZES[document.documentElement.dataset.theme === "projector" ? "projector" : "default"];
   }
 
   setFocus(node) {
@@ -87,7 +135,7 @@ export class ClusterView {
       // The old focus becomes a row again, the new one a full card.
       for (const name of [before, node]) if (name) this.dirty.add(name);
     }
-    for (const [name, card] of this.cards) card.el.classList.toggle("focused", name === node);
+    for (const [name, card] of this.cards) card.el?.classList.toggle("focused", name === node);
   }
 
   setSelectedPod(key) {
@@ -124,6 +172,7 @@ export class ClusterView {
         if (this.dirty.has("")) this.#pendingSection();
         for (const [zone, section] of this.zones) this.#zoneHead(section, zone);
         this.dirty.clear();
+        if (this.layoutDirty) this.#layoutItems();
         this.tick();
         return;
       }
@@ -135,8 +184,18 @@ export class ClusterView {
 
   #renderAll() {
     const nodes = this.store.list("nodes").sort((a, b) => naturalCompare(nameOf(a), nameOf(b)));
-    this.compact = nodes.length >= COMPACT_FROM;
-    this.root.classList.toggle("compact", this.compact);
+    const compact = nodes.length >= COMPACT_FROM;
+    if (compact !== this.compact) {
+      // Switching modes: start from an empty view.
+      for (const card of this.cards.values()) this.#unmount(card);
+      this.cards.clear();
+      for (const section of this.zones.values()) section.el.remove();
+      this.zones.clear();
+      this.mounted.clear();
+      this.vlist.replaceChildren();
+    }
+    this.compact = compact;
+    this.root.classList.toggle("compact", compact);
     const byZone = new Map();
     for (const n of nodes) {
       const z = zoneOf(n);
@@ -147,29 +206,118 @@ export class ClusterView {
     const zoneNames = [...byZone.keys()].sort(naturalCompare);
     const seenNodes = new Set();
     const order = [];
+    const items = [];
     for (const zone of zoneNames) {
       const section = this.#zoneSection(zone);
-      order.push(section.el);
+      section.nodes = byZone.get(zone).map(nameOf);
+      this.#zoneHead(section, zone);
       const children = [];
+      items.push({ kind: "zone", key: `zone:${zone}`, zone });
       for (const node of byZone.get(zone)) {
         const name = nameOf(node);
         seenNodes.add(name);
-        children.push(this.#card(node, this.store.podsOn(name)).el);
+        const card = this.#card(node, this.store.podsOn(name));
+        if (compact) items.push({ kind: "node", key: `node:${name}`, name });
+        else children.push(card.el);
       }
-      section.nodes = byZone.get(zone).map(nameOf);
-      this.#zoneHead(section, zone);
-      syncChildren(section.list, children);
+      if (compact) section.el.remove();
+      else {
+        order.push(section.el);
+        syncChildren(section.list, children);
+      }
     }
     for (const [name, card] of this.cards) {
       if (seenNodes.has(name)) continue;
-      this.observer.unobserve(card.el);
-      card.el.remove();
+      this.#unmount(card);
       this.cards.delete(name);
     }
     for (const [zone, section] of this.zones) if (!byZone.has(zone)) { section.el.remove(); this.zones.delete(zone); }
+    if (compact) {
+      this.items = items;
+      order.push(this.vlist);
+      this.#layoutItems();
+    }
     order.push(this.#pendingSection());
     syncChildren(this.root, order);
     this.tick();
+  }
+
+  /** Positions of the virtual list's items (from the data: rows have one of two heights). */
+  #layoutItems() {
+    this.layoutDirty = false;
+    if (!this.compact) return;
+    const s = this.sizes;
+    let y = 0;
+    let first = true;
+    for (const item of this.items) {
+      if (item.kind === "zone") {
+        if (!first) y += s.zoneGap;
+        first = false;
+        item.y = y;
+        item.h = s.zone;
+      } else {
+        const card = this.cards.get(item.name);
+        item.y = y;
+        item.h = card.kind === "card" ? (this.cardHeight ?? s.card) : card.extra ? s.rowExtra : s.row;
+        item.h += s.gap;
+      }
+      y += item.h;
+    }
+    this.vlist.style.height = `${y}px`;
+    for (const item of this.items) {
+      const node = this.mounted.get(item.key);
+      if (node) this.#place(node, item);
+    }
+    this.#mount();
+  }
+
+  /** Puts the items near the viewport into the list, and takes the others out. */
+  #mount() {
+    if (!this.compact) return;
+    const top = this.scrollTop - OVERSCAN;
+    const bottom = this.scrollTop + (this.viewHeight || this.root.clientHeight) + OVERSCAN;
+    const wanted = new Set();
+    for (const item of this.items) {
+      if (item.y + item.h < top || item.y > bottom) continue;
+      wanted.add(item.key);
+      if (this.mounted.has(item.key)) continue;
+      let node;
+      if (item.kind === "zone") {
+        node = this.zones.get(item.zone).head;
+      } else {
+        const card = this.cards.get(item.name);
+        this.#ensureElement(card);
+        card.visible = true;
+        node = card.el;
+        this.#tickCard(card, this.clock.now(), this.controllers.gracePeriod);
+      }
+      this.#place(node, item);
+      this.mounted.set(item.key, node);
+      this.vlist.append(node);
+    }
+    for (const [key, node] of this.mounted) {
+      if (wanted.has(key)) continue;
+      this.mounted.delete(key);
+      node.remove();
+      if (key.startsWith("node:")) {
+        const card = this.cards.get(key.slice(5));
+        if (card) {
+          card.visible = false;
+          if (card.kind !== "card") card.el = null; // rebuilt when it comes back
+        }
+      }
+    }
+  }
+
+  /** Puts a list item where the layout says (a full card keeps its own height). */
+  #place(node, item) {
+    if (node.__y !== item.y) {
+      node.__y = item.y;
+      node.style.top = `${item.y}px`;
+    }
+    const card = item.kind === "node" ? this.cards.get(item.name) : null;
+    const h = card?.kind === "card" ? "" : `${item.h - (item.kind === "zone" ? 6 : this.sizes.gap)}px`;
+    if (node.style.height !== h) node.style.height = h;
   }
 
   #zoneSection(zone) {
@@ -177,34 +325,53 @@ export class ClusterView {
       const sectionEl = el("section", "zone");
       sectionEl.dataset.zone = zone;
       const head = el("header", "zone-head");
+      head.dataset.zone = zone;
       const list = el("div", "zone-nodes");
       sectionEl.append(head, list);
       this.zones.set(zone, { el: sectionEl, head, list, signature: "", nodes: [] });
     }
-    return this.zones.get(zone);
+    const section = this.zones.get(zone);
+    // In the virtual list the header is an item of its own; in the flow it heads its section.
+    if (!this.compact && section.head.parentNode !== section.el) {
+      section.head.style.top = "";
+      section.head.style.height = "";
+      section.head.__y = undefined;
+      section.el.prepend(section.head);
+    }
+    return section;
   }
 
   #zoneHead(section, zone) {
     const z = this.controllers.zones[zone] ?? {};
     let ready = 0;
     for (const name of section.nodes) if (readyOf(this.store.node(name)) === "True") ready++;
-    const signature = JSON.stringify([zone, z.state, z.rate, z.tokens, z.queue, ready, section.nodes.length]);
+    const signature = JSON.stringify([this.compact, zone, z.state, z.rate, z.tokens, z.queue, ready, section.nodes.length]);
     if (signature === section.signature) return;
     section.signature = signature;
     const name = el("span", "zone-name", zone || this.t("cluster.no-zone"));
     name.translate = false;
     const state = el("span", `zone-state state-${z.state ?? "Initial"}`, this.t(`zone-state.${z.state ?? "Initial"}`));
     state.dataset.state = z.state ?? "Initial";
-    const parts = [name, state];
+    const main = [name, state];
     if (section.nodes.length) {
-      const count = el("span", `zone-count${ready < section.nodes.length ? " degraded" : ""}`,
-        this.t("cluster.zone-ready", { ready, total: section.nodes.length }));
-      parts.push(count);
+      main.push(el("span", `zone-count${ready < section.nodes.length ? " degraded" : ""}`,
+        this.t("cluster.zone-ready", { ready, total: section.nodes.length })));
     }
-    if (z.rate !== undefined) parts.push(el("span", "zone-rate", this.t("cluster.rate", { rate: z.rate })));
-    if (z.tokens !== undefined) parts.push(el("span", "zone-tokens", this.t("cluster.tokens", { tokens: Number(z.tokens).toFixed(2) })));
-    if (z.queue?.length) parts.push(el("span", "zone-queue", this.t("cluster.queue", { nodes: z.queue.join(", ") })));
-    section.head.replaceChildren(...parts);
+    const limiter = [];
+    if (z.rate !== undefined) limiter.push(el("span", "zone-rate", this.t("cluster.rate", { rate: z.rate })));
+    if (z.tokens !== undefined) limiter.push(el("span", "zone-tokens", this.t("cluster.tokens", { tokens: Number(z.tokens).toFixed(2) })));
+    if (z.queue?.length) limiter.push(el("span", "zone-queue", this.t("cluster.queue", { nodes: z.queue.join(", ") })));
+    if (this.compact) {
+      // Two fixed lines in the virtual list (its height is known); the queue may be cut short.
+      const line1 = el("div", "zone-line");
+      line1.append(...main);
+      const line2 = el("div", "zone-line");
+      line2.append(...limiter);
+      section.head.title = z.queue?.length ? this.t("cluster.queue", { nodes: z.queue.join(", ") }) : "";
+      section.head.replaceChildren(line1, line2);
+    } else {
+      section.head.replaceChildren(...main, ...limiter);
+    }
   }
 
   #pendingSection() {
@@ -222,7 +389,10 @@ export class ClusterView {
     return this.pending;
   }
 
-  /** The node's card, rebuilt only when what it shows (apart from the moving bars) changed. */
+  /**
+   * The node's card: its signature says whether what it shows (apart from the moving bars)
+   * changed; its element is (re)built only then, and in the virtual list only while mounted.
+   */
   #card(node, pods) {
     const name = nameOf(node);
     const kind = !this.compact || name === this.focus ? "card" : "row";
@@ -234,40 +404,60 @@ export class ClusterView {
     let card = this.cards.get(name);
     if (card && card.signature === signature) return card;
     if (!card) {
-      const article = el("article", "node");
-      article.dataset.node = name;
-      article.tabIndex = 0;
-      card = { el: article, name, visible: true };
+      card = { name, visible: !this.compact, el: null };
       this.cards.set(name, card);
-      this.observer.observe(article);
     }
+    const before = [card.kind, card.extra];
     card.signature = signature;
-    this.#fillCard(card, node, pods.sort((a, b) => naturalCompare(nameOf(a), nameOf(b))), faults, kind);
-    if (card.visible) this.#tickCard(card, this.clock.now(), this.controllers.gracePeriod);
+    card.kind = kind;
+    card.node = node;
+    card.pods = pods.sort((a, b) => naturalCompare(nameOf(a), nameOf(b)));
+    card.faults = faults;
+    card.extra = kind === "row" && (faults.length > 0 || this.#chips(node).length > 0);
+    card.stale = true;
+    if (this.compact && (before[0] !== card.kind || before[1] !== card.extra)) {
+      // Its height changes: remount it as what it is now.
+      const key = `node:${name}`;
+      const mounted = this.mounted.get(key);
+      if (mounted) {
+        mounted.remove();
+        this.mounted.delete(key);
+      }
+      if (card.el) this.cardObserver.unobserve(card.el);
+      card.el = null;
+      card.visible = false;
+      this.layoutDirty = true;
+    }
+    if (!this.compact || card.el) this.#ensureElement(card);
     return card;
   }
 
-  #fillCard(card, node, pods, faults, kind) {
-    const name = nameOf(node);
-    const status = nodeStatus(node);
-    const article = card.el;
-    const full = kind === "card";
-    article.className = `node ${full ? "card" : "row"}${name === this.focus ? " focused" : ""}`;
-    article.dataset.status = status;
-    article.dataset.ready = readyOf(node) ?? "None";
-    const title = el("span", "node-name", name);
-    title.translate = false;
-    const badge = el("span", `node-status status-${status.split(",")[0]}`, status);
-    badge.translate = false;
-    badge.dataset.role = "kubectl-status";
-    const flags = faults.map((f) => el("span", "fault-flag", this.t(`fault-flag.${f.split(":")[0]}`, { resource: f.split(":")[1] ?? "" })));
+  /** Builds (or rebuilds, when stale) the card's element. */
+  #ensureElement(card) {
+    if (card.el && !card.stale) return;
+    if (!card.el) {
+      const article = el("article", "node");
+      article.dataset.node = card.name;
+      article.tabIndex = 0;
+      card.el = article;
+      if (!this.compact) this.observer.observe(article);
+      else if (card.kind === "card") this.cardObserver.observe(article);
+    }
+    card.stale = false;
+    this.#fillCard(card);
+    if (card.visible) this.#tickCard(card, this.clock.now(), this.controllers.gracePeriod);
+  }
 
-    const bar = el("div", "bar lease-bar");
-    bar.dataset.role = "lease-bar";
-    const fill = el("div", "fill");
-    const text = el("span", "bar-text");
-    bar.append(fill, text);
+  #unmount(card) {
+    if (!card.el) return;
+    this.observer.unobserve(card.el);
+    this.cardObserver.unobserve(card.el);
+    card.el.remove();
+    card.el = null;
+  }
 
+  /** Condition and taint chips of a node (what a row shows on its second line). */
+  #chips(node) {
     const chips = [];
     for (const type of PRESSURE) {
       const c = condition(node, type);
@@ -291,6 +481,30 @@ export class ClusterView {
       chip.dataset.taint = `${taint.key}:${taint.effect}`;
       chips.push(chip);
     }
+    return chips;
+  }
+
+  #fillCard(card) {
+    const { name, node, pods, faults, kind } = card;
+    const status = nodeStatus(node);
+    const article = card.el;
+    const full = kind === "card";
+    article.className = `node ${full ? "card" : "row"}${card.extra ? " has-extra" : ""}${name === this.focus ? " focused" : ""}`;
+    article.dataset.status = status;
+    article.dataset.ready = readyOf(node) ?? "None";
+    const title = el("span", "node-name", name);
+    title.translate = false;
+    const badge = el("span", `node-status status-${status.split(",")[0]}`, status);
+    badge.translate = false;
+    badge.dataset.role = "kubectl-status";
+    const flags = faults.map((f) => el("span", "fault-flag", this.t(`fault-flag.${f.split(":")[0]}`, { resource: f.split(":")[1] ?? "" })));
+
+    const bar = el("div", "bar lease-bar");
+    bar.dataset.role = "lease-bar";
+    const fill = el("div", "fill");
+    const text = el("span", "bar-text");
+    bar.append(fill, text);
+    const chips = this.#chips(node);
 
     const list = el("ul", "pods");
     const items = pods.map((p) => this.#podItem(p, node, !full));
@@ -314,12 +528,10 @@ export class ClusterView {
       }
       article.replaceChildren(...parts);
     }
-    card.kind = kind;
-    card.node = node;
     card.bar = bar;
     card.fill = fill;
     card.text = text;
-    card.pods = items;
+    card.items = items;
     // Only pods on a NoExecute-tainted node (or with a known schedule) can show a countdown.
     card.mayEvict = taintsOf(node).some((t) => t.effect === "NoExecute");
     // What the bars and texts show, so the tick writes only what changed.
@@ -358,10 +570,11 @@ export class ClusterView {
   tick() {
     const now = this.clock.now();
     const grace = this.controllers.gracePeriod;
-    for (const card of this.cards.values()) if (card.visible) this.#tickCard(card, now, grace);
+    for (const card of this.cards.values()) if (card.visible && card.el) this.#tickCard(card, now, grace);
   }
 
   #tickCard(card, now, grace) {
+    if (!card.el || card.stale) return;
     const shown = card.shown;
     const lease = this.store.lease(card.name);
     if (lease !== card.lease) {
@@ -374,8 +587,8 @@ export class ClusterView {
       setVar(card.fill, 0, shown);
     } else {
       const age = Math.max(0, now - card.renew);
-      const steps = STEPS[card.kind];
-      setVar(card.fill, Math.round(Math.min(1, age / grace) * steps) / steps, shown);
+      const shownAge = full ? Math.round((age / grace) * CARD_STEPS) * (grace / CARD_STEPS) : Math.floor(age);
+      setVar(card.fill, Math.min(1, shownAge / grace), shown);
       const level = age >= grace ? "over" : age > grace / 2 ? "warn" : "ok";
       if (shown.level !== level) {
         shown.level = level;
@@ -397,7 +610,7 @@ export class ClusterView {
     }
     if (card.mayEvict || shown.evicting) {
       let any = false;
-      for (const item of card.pods) any = this.#countdown(item, now, card.mayEvict) || any;
+      for (const item of card.items) any = this.#countdown(item, now, card.mayEvict) || any;
       shown.evicting = any;
     }
   }
@@ -414,7 +627,7 @@ export class ClusterView {
     if (!active) return false;
     const left = eviction.fireAt - now;
     const total = Math.max(1, eviction.fireAt - eviction.scheduledAt);
-    setVar(item.fill, Math.round(Math.max(0, Math.min(1, left / total)) * STEPS.card) / STEPS.card, item.shown);
+    setVar(item.fill, Math.round(Math.max(0, Math.min(1, left / total)) * CARD_STEPS) / CARD_STEPS, item.shown);
     // Whole seconds, tenths in the last ten.
     const shownLeft = left < 10 ? Math.max(0, Math.ceil(left * 10) / 10) : Math.ceil(left);
     if (item.shown.left !== shownLeft) {

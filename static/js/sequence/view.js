@@ -2,21 +2,28 @@
 // the rows in (or near) the viewport. New rows are appended at the bottom; existing rows never
 // move, so nothing flickers and the cost per frame stays flat however long the run is.
 //
-// Rows are drawn by the page's frame pass (about ten a second), not on every event: an arrow
-// arriving is drawn in over the next few passes (its line grows from the sender to the receiver)
-// instead of by a CSS animation, which would cost a full frame of layout and paint at 60 Hz.
-// The lifelines are a separate SVG behind the scroller: they never change while rows arrive.
+// How it stays cheap at ten frames a second:
+// - rows are drawn by the page's frame pass, not on every event; an arrow arriving is drawn in
+//   over the next few passes (its line grows from the sender to the receiver) instead of by a CSS
+//   animation, which would cost a full frame of layout and paint at 60 Hz;
+// - rows live in blocks of BLOCK rows, each block an SVG of its own (and a paint layer of its
+//   own): a new row repaints its block, not the whole window;
+// - the lifelines are one SVG behind the blocks that, like the scroll height, grows a chunk of
+//   rows at a time: while rows arrive, nothing already drawn is laid out or painted again.
+//   Below the live row there is blank space until the chunk is full: following the live end
+//   scrolls to the live row, not to the bottom, and scrolling into the blank snaps back.
 // Mermaid is kept for static diagrams and export (see static-diagrams.js).
 import { LANES, SequenceModel } from "./model.js";
 import { formatOffset } from "../time.js";
 
 const ROW_H = 22;
 const GUTTER = 58;
-const OVERSCAN = 12;
+const OVERSCAN = 6; // rows drawn above the viewport (for scrolling back a little)
+const BLOCK = 16; // rows per block SVG
 const DRAW_MS = 400; // an arriving arrow is drawn in over this long
-const FRESH_MS = 900; // and marked as new for this long
+const FRESH_MS = 900; // and its time is marked as new for this long
 const ARRIVING_MAX = 6; // a burst (catch-up, high speed) animates only its last rows
-const SVG_CHUNK = ROW_H * 200;
+const CHUNK = ROW_H * 100; // the scroll height grows by this much at a time
 
 export class SequenceView {
   /**
@@ -35,12 +42,8 @@ export class SequenceView {
     this.root = root;
     this.head = root.querySelector(".seq-head");
     this.scroller = root.querySelector(".seq-scroll");
-    this.lifelineSvg = d3.select(root).insert("svg", ".seq-scroll").attr("class", "seq-lifelines").attr("aria-hidden", "true");
-    // The scroll height is the height of a clipping box around the SVG; the SVG itself grows a
-    // chunk of rows at a time, so while rows arrive its size, and the layout of its rows, stay.
-    this.canvas = d3.select(this.scroller).append("div").attr("class", "seq-canvas");
-    this.svg = this.canvas.append("svg").attr("class", "seq-svg").attr("role", "img");
-    this.rowsLayer = this.svg.append("g").attr("class", "rows");
+    this.lifelineSvg = d3.select(this.scroller).append("svg").attr("class", "seq-lifelines").attr("aria-hidden", "true");
+    this.blocksLayer = d3.select(this.scroller).append("div").attr("class", "seq-blocks").attr("role", "img").node();
     this.liveButton = root.querySelector(".seq-live");
     this.reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
     this.droppedSeen = 0;
@@ -48,17 +51,24 @@ export class SequenceView {
     this.dirty = true;
     this.height = 0;
     this.top = 0; // the scroll position, as last set or seen (never read back in a frame pass)
-    this.arriving = new Map(); // seq -> {g, row, line, x1, x2}: rows drawn in over the next passes
+    this.drawn = new Map(); // seq -> {g, row, index, block}
+    this.blocks = new Map(); // block number -> {svg, rows: Set(seq)}
+    this.arriving = new Map(); // seq -> {g, row, line, x1, x2, head, label, gutter}
     this.scroller.addEventListener("scroll", () => {
       const top = this.scroller.scrollTop;
       if (Math.abs(top - this.top) < 1) return; // the scroll the view made itself
       this.top = top;
-      const atBottom = top + this.viewHeight >= this.height - ROW_H * 2;
+      const atBottom = top + this.viewHeight >= this.height - ROW_H * 2; // the live row, not the blank
       this.follow = atBottom;
       this.liveButton.hidden = atBottom;
       this.dirty = true;
       this.schedule(); // the user is scrolling: draw the rows coming into view at once
     }, { passive: true });
+    this.scroller.addEventListener("click", (e) => {
+      const g = e.target.closest?.("g.row");
+      const item = g && this.drawn.get(Number(g.dataset.seq));
+      if (item) this.onSelect?.(item.row.event);
+    });
     this.liveButton?.addEventListener("click", () => {
       this.follow = true;
       this.liveButton.hidden = true;
@@ -76,14 +86,13 @@ export class SequenceView {
     this.viewHeight = this.scroller.clientHeight;
     this.laneW = (width - GUTTER) / LANES.length;
     this.x = new Map(LANES.map((lane, i) => [lane.id, GUTTER + this.laneW * (i + 0.5)]));
-    this.svg.attr("width", width);
     this.renderHead();
-    this.lifelineSvg.attr("width", width).attr("height", this.viewHeight);
+    this.lifelineSvg.attr("width", width);
     this.lifelineSvg.selectAll("line").data(LANES).join("line")
       .attr("class", (d) => `lifeline lane-${d.id}`)
-      .attr("x1", (d) => this.x.get(d.id)).attr("x2", (d) => this.x.get(d.id)).attr("y1", 0).attr("y2", this.viewHeight);
-    this.rowsLayer.selectAll("g.row").remove(); // positions depend on the width: redraw the window once
-    this.arriving.clear();
+      .attr("x1", (d) => this.x.get(d.id)).attr("x2", (d) => this.x.get(d.id)).attr("y1", 0).attr("y2", this.svgHeight ?? 0);
+    this.#clear(); // positions depend on the width: redraw the window once
+    this.height = -1; // and the height on the panel's
     this.dirty = true;
     this.schedule();
   }
@@ -118,8 +127,7 @@ export class SequenceView {
     this.model.rebuild(events, node);
     this.droppedSeen = 0;
     this.renderHead();
-    this.rowsLayer.selectAll("g.row").remove();
-    this.arriving.clear();
+    this.#clear();
     this.follow = true;
     this.liveButton.hidden = true;
     this.dirty = true;
@@ -136,9 +144,7 @@ export class SequenceView {
     if (!added.length) return;
     // Arrivals are animated one by one as they come; in a burst only the last few are, so a
     // catch-up after a reconnect does not light up the whole diagram.
-    if (fresh && !this.reducedMotion) {
-      this.newRows = (this.newRows ?? []).concat(added).slice(-ARRIVING_MAX);
-    }
+    if (fresh && !this.reducedMotion) this.newRows = (this.newRows ?? []).concat(added).slice(-ARRIVING_MAX);
     this.dirty = true;
     this.request();
   }
@@ -165,54 +171,82 @@ export class SequenceView {
     }
     if (this.dirty) {
       this.dirty = false;
-      this.#window();
+      this.#window(now);
     }
     for (const [seq, item] of this.arriving) {
-      if (!item.g.node().isConnected || this.#arrive(item, now)) this.arriving.delete(seq);
+      if (!this.drawn.has(seq) || this.#arrive(item, now)) this.arriving.delete(seq);
     }
     return this.arriving.size > 0;
   }
 
-  #window() {
+  #clear() {
+    for (const block of this.blocks.values()) block.svg.remove();
+    this.blocks.clear();
+    this.drawn.clear();
+    this.arriving.clear();
+  }
+
+  #window(now) {
     const rows = this.model.rows;
     const height = Math.max(rows.length * ROW_H + 8, this.viewHeight);
     if (height !== this.height) {
       this.height = height;
-      this.canvas.style("height", `${height}px`);
-      const svgHeight = Math.ceil(height / SVG_CHUNK) * SVG_CHUNK;
+      const svgHeight = Math.max(this.viewHeight, Math.ceil(height / CHUNK) * CHUNK);
       if (svgHeight !== this.svgHeight) {
         this.svgHeight = svgHeight;
-        this.svg.attr("height", svgHeight);
+        this.lifelineSvg.attr("height", svgHeight);
+        this.lifelineSvg.selectAll("line").attr("y2", svgHeight);
       }
     }
     if (this.model.dropped !== this.droppedSeen) {
-      // The oldest chunk left the scroll-back buffer: keep the user's view where it was.
+      // The oldest chunk left the scroll-back buffer: every row moves up (drawn again, once per
+      // chunk), and the user's view stays where it was.
       const shift = (this.model.dropped - this.droppedSeen) * ROW_H;
       this.droppedSeen = this.model.dropped;
+      this.#clear();
       if (!this.follow) this.#scrollTo(Math.max(0, this.top - shift));
     }
     if (this.follow) this.#scrollTo(Math.max(0, height - this.viewHeight));
-    const top = this.top;
-    const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
-    const last = Math.min(rows.length, Math.ceil((top + this.viewHeight) / ROW_H) + OVERSCAN);
-    const visible = [];
-    for (let i = first; i < last; i++) visible.push({ row: rows[i], index: i });
-    const now = performance.now();
-    this.rowsLayer.selectAll("g.row")
-      .data(visible, (d) => d.row.seq)
-      .join(
-        (enter) => enter.append("g").each((d, i, nodes) => this.drawRow(this.d3.select(nodes[i]), d.row, now)),
-        (update) => update,
-        (exit) => exit.remove(),
-      )
-      // Rows keep their place: only a new row (or all of them, when the oldest chunk of the
-      // scroll-back is dropped) gets a transform written.
-      .each(function (d) {
-        if (this.__index !== d.index) {
-          this.__index = d.index;
-          this.setAttribute("transform", `translate(0,${d.index * ROW_H})`);
-        }
-      });
+    const first = Math.max(0, Math.floor(this.top / ROW_H) - OVERSCAN);
+    const last = Math.min(rows.length, Math.ceil((this.top + this.viewHeight) / ROW_H) + 1);
+    // Rows that left the window go, with their block when it is empty.
+    for (const [seq, item] of this.drawn) {
+      if (item.index >= first && item.index < last && rows[item.index]?.seq === seq) continue;
+      item.g.remove();
+      this.drawn.delete(seq);
+      const block = this.blocks.get(item.block);
+      block.rows.delete(seq);
+      if (!block.rows.size) {
+        block.svg.remove();
+        this.blocks.delete(item.block);
+      }
+    }
+    for (let i = first; i < last; i++) {
+      const row = rows[i];
+      if (this.drawn.has(row.seq)) continue;
+      const b = Math.floor(i / BLOCK);
+      const block = this.#block(b);
+      const g = this.d3.select(block.svg).append("g");
+      this.drawRow(g, row, now, (i - b * BLOCK) * ROW_H);
+      block.rows.add(row.seq);
+      this.drawn.set(row.seq, { g: g.node(), row, index: i, block: b });
+    }
+  }
+
+  /** The SVG of block `b` (rows b*BLOCK ... b*BLOCK+BLOCK-1), created on first use. */
+  #block(b) {
+    let block = this.blocks.get(b);
+    if (!block) {
+      const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+      svg.setAttribute("class", "seq-svg seq-block");
+      svg.setAttribute("width", this.width);
+      svg.setAttribute("height", BLOCK * ROW_H);
+      svg.style.top = `${b * BLOCK * ROW_H}px`;
+      block = { svg, rows: new Set() };
+      this.blocks.set(b, block);
+      this.blocksLayer.append(svg);
+    }
+    return block;
   }
 
   /** Scrolls (a write: the position is remembered, not read back). */
@@ -222,7 +256,8 @@ export class SequenceView {
     this.scroller.scrollTop = top;
   }
 
-  drawRow(g, row, now = performance.now()) {
+  /** One row, `top` px down its block (d3 selection `g`). */
+  drawRow(g, row, now = performance.now(), top = 0) {
     const classes = ["row", `row-${row.kind}`];
     if (row.failed) classes.push("failed");
     if (row.other) classes.push("other");
@@ -234,13 +269,12 @@ export class SequenceView {
       row.fresh = false; // scrolling back to it later does not replay the arrival
       row.arrivedAt = now;
     }
-    g.on("click", () => this.onSelect?.(row.event));
-    g.append("rect").attr("class", "hit").attr("x", 0).attr("y", 0).attr("width", this.width).attr("height", ROW_H);
-    g.append("text").attr("class", "gutter").attr("x", 4).attr("y", 15).text(formatOffset(row.t));
-    const y = 15;
-    let arrow = null;
+    const y = top + 15;
+    const item = { row };
+    g.append("rect").attr("class", "hit").attr("x", 0).attr("y", top).attr("width", this.width).attr("height", ROW_H);
+    item.gutter = g.append("text").attr("class", "gutter").attr("x", 4).attr("y", y).text(formatOffset(row.t));
     if (row.kind === "note") {
-      g.append("rect").attr("class", "note-box").attr("x", GUTTER + 4).attr("y", 2).attr("width", this.width - GUTTER - 8).attr("height", ROW_H - 4).attr("rx", 4);
+      g.append("rect").attr("class", "note-box").attr("x", GUTTER + 4).attr("y", top + 2).attr("width", this.width - GUTTER - 8).attr("height", ROW_H - 4).attr("rx", 4);
       g.append("text").attr("class", "note-text").attr("x", (GUTTER + this.width) / 2).attr("y", y).attr("text-anchor", "middle").text(`⚡ ${row.label}`);
     } else if (row.kind === "decision") {
       const x = this.x.get(row.lane);
@@ -272,25 +306,26 @@ export class SequenceView {
       const x2 = this.x.get(row.to);
       const dir = x2 >= x1 ? 1 : -1;
       const end = row.kind === "lost" ? x1 + (x2 - x1) * 0.55 : x2 - dir * 2;
-      const line = g.append("line").attr("class", `arrow ${row.kind}`).attr("x1", x1).attr("x2", end).attr("y1", y - 4).attr("y2", y - 4);
-      arrow = { line, x1, x2: end };
+      item.line = g.append("line").attr("class", `arrow ${row.kind}`).attr("x1", x1).attr("x2", end).attr("y1", y - 4).attr("y2", y - 4);
+      item.x1 = x1;
+      item.x2 = end;
       if (row.kind === "lost") {
-        g.append("text").attr("class", "lost-x").attr("x", end).attr("y", y).attr("text-anchor", "middle").text("✕");
+        item.head = g.append("text").attr("class", "lost-x").attr("x", end).attr("y", y).attr("text-anchor", "middle").text("✕");
       } else {
-        g.append("path").attr("class", "head").attr("d", arrowHead(x2, y - 4, dir));
+        item.head = g.append("path").attr("class", "head").attr("d", arrowHead(x2, y - 4, dir));
       }
       const label = row.code && row.code >= 400 ? `${row.label} → ${row.code}` : row.label;
-      g.append("text").attr("class", "label").attr("x", (x1 + x2) / 2).attr("y", y - 7).attr("text-anchor", "middle").text(label);
+      item.label = g.append("text").attr("class", "label").attr("x", (x1 + x2) / 2).attr("y", y - 7).attr("text-anchor", "middle").text(label);
     }
-    if (row.arrivedAt !== undefined && now - row.arrivedAt < FRESH_MS) {
-      const item = { g, row, ...arrow };
-      if (!this.#arrive(item, now)) this.arriving.set(row.seq, item);
+    if (row.arrivedAt !== undefined && now - row.arrivedAt < FRESH_MS && !this.#arrive(item, now)) {
+      this.arriving.set(row.seq, item);
     }
   }
 
   /**
-   * One step of an arriving row: the arrow's line grows towards its receiver (head and label show
-   * when it gets there), then the row stays highlighted a moment. Returns true when done.
+   * One step of an arriving row: the arrow's line grows towards its receiver (head and label
+   * show when it gets there), and its time stays marked a moment. Returns true when done. Each
+   * step writes an attribute of one element, never a class on the row (which would restyle it).
    */
   #arrive(item, now) {
     const age = now - item.row.arrivedAt;
@@ -301,23 +336,24 @@ export class SequenceView {
         item.shownX = x;
         item.line.attr("x2", x);
       }
-      const drawing = f < 1;
-      if (item.drawing !== drawing) {
-        item.drawing = drawing;
-        item.g.classed("drawing", drawing);
+      const visibility = f < 1 ? "hidden" : null;
+      if (item.visibility !== visibility) {
+        item.visibility = visibility;
+        item.head.attr("visibility", visibility);
+        item.label.attr("visibility", visibility);
       }
     }
     const fresh = age < FRESH_MS;
     if (item.fresh !== fresh) {
       item.fresh = fresh;
-      item.g.classed("fresh", fresh);
+      item.gutter.classed("new", fresh);
     }
     return !fresh;
   }
 
   /** Rows currently drawn, for tests and the benchmark. */
   drawnCount() {
-    return this.rowsLayer.selectAll("g.row").size();
+    return this.drawn.size;
   }
 }
 
