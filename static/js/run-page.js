@@ -20,7 +20,10 @@ import { formatOffset, formatUtc, VirtualClock } from "./time.js";
 import { Timeline } from "./timeline.js";
 import { renderWhy } from "./why.js";
 
-const LOG_MAX = 30000; // events kept for explanations, refocus and scroll-back
+// Events kept for explanations, refocus and scroll-back: about 20 minutes of a 100-node class.
+// The log is trimmed LOG_TRIM events at a time (not one splice per frame).
+const LOG_MAX = 12000;
+const LOG_TRIM = 2000;
 
 /** Takes the control token out of the fragment (so it never shows on a projector) into this tab. */
 function takeControlToken(runId) {
@@ -177,15 +180,18 @@ class RunPage {
   onFrame(msg) {
     this.clock.update(msg.clock);
     const fresh = [];
-    for (const event of msg.events ?? []) {
-      if (!this.store.apply(event)) continue; // already seen (overlap after a resume)
-      this.controllers.apply(event);
-      this.#touch(event);
+    for (const raw of msg.events ?? []) {
+      if (!this.store.apply(raw)) continue; // already seen (overlap after a resume)
+      this.controllers.apply(raw);
+      this.#touch(raw);
+      // Kept without the written object: the store holds the current one (and lets it go when
+      // it is replaced); explanations, rows and markers need the request, not the body.
+      const { object: _body, ...event } = raw;
       this.log.push(event);
       this.arch.pulse(event, this.focus);
       fresh.push(event);
     }
-    if (this.log.length > LOG_MAX) this.log.splice(0, this.log.length - LOG_MAX);
+    if (this.log.length > LOG_MAX + LOG_TRIM) this.log.splice(0, this.log.length - LOG_MAX);
     if (fresh.length) {
       this.sequence.append(fresh);
       this.timeline.append(fresh);
@@ -311,7 +317,9 @@ class RunPage {
   tick() {
     const now = this.clock.now();
     const c = this.clockEls;
-    setText(c.time, `T+${formatOffset(now)}`);
+    const clockText = `T+${formatOffset(now)}`;
+    if (clockText.length > 9 !== c.time.classList.contains("hours")) c.time.classList.toggle("hours", clockText.length > 9);
+    setText(c.time, clockText);
     setText(c.utc, `${formatUtc(this.clock.nowMs())} UTC`);
     setText(c.speed, `${this.clock.speed}×`);
     const paused = String(this.clock.paused);

@@ -3,39 +3,43 @@
 // edge pulses when an event travels along it, so the Lease path visibly goes quiet on a crash.
 import { setText } from "../dom.js";
 import { APISERVER } from "../sequence/model.js";
+import { arrowMarker, multilineText, svgEl, wrapText } from "./svg.js";
 
-const W = 720;
-const H = 330;
+// Drawn at about the width of the side panel on a 1920-pixel screen, so its text keeps its size
+// there; long names wrap inside their boxes (in both languages) instead of running out.
+const W = 520;
+const H = 300;
 
 // [id, x, y, w, h, label key, css class]
 const BOXES = [
-  ["kubelet", 8, 40, 170, 190, "arch.kubelet", "group"],
-  ["lease-ctl", 18, 78, 150, 44, "arch.lease-ctl", "comp"],
-  ["status-ctl", 18, 160, 150, 44, "arch.status-ctl", "comp"],
-  ["apiserver", 300, 20, 180, 290, "arch.apiserver", "group api"],
-  ["obj-lease", 310, 66, 160, 40, "arch.obj-lease", "obj"],
-  ["obj-node", 310, 150, 160, 40, "arch.obj-node", "obj"],
-  ["obj-pods", 310, 236, 160, 40, "arch.obj-pods", "obj"],
-  ["nlc", 552, 20, 160, 56, "arch.nlc", "comp"],
-  ["tec", 552, 96, 160, 44, "arch.tec", "comp"],
-  ["sched", 552, 160, 160, 40, "arch.sched", "comp"],
-  ["eps", 552, 216, 160, 40, "arch.eps", "comp"],
-  ["rs", 552, 272, 160, 40, "arch.rs", "comp"],
+  ["kubelet", 4, 34, 134, 206, "arch.kubelet", "group"],
+  ["lease-ctl", 12, 78, 118, 40, "arch.lease-ctl", "comp"],
+  ["status-ctl", 12, 160, 118, 40, "arch.status-ctl", "comp"],
+  ["apiserver", 188, 4, 152, 292, "arch.apiserver", "group api"],
+  ["obj-lease", 196, 30, 136, 64, "arch.obj-lease", "obj"],
+  ["obj-node", 196, 124, 136, 50, "arch.obj-node", "obj"],
+  ["obj-pods", 196, 204, 136, 64, "arch.obj-pods", "obj"],
+  ["nlc", 392, 4, 124, 62, "arch.nlc", "comp"],
+  ["tec", 392, 78, 124, 44, "arch.tec", "comp"],
+  ["sched", 392, 134, 124, 32, "arch.sched", "comp"],
+  ["eps", 392, 178, 124, 44, "arch.eps", "comp"],
+  ["rs", 392, 234, 124, 44, "arch.rs", "comp"],
 ];
 
-// [id, path, label key, label x, label y]
+// [id, path, label key, label x, label y]: the kubelet's two paths are captioned under their
+// boxes (the gap to the API server is too narrow for a label), the others beside their edge.
 const EDGES = [
-  ["lease", "M168,100 L310,86", "arch.e-lease", 239, 84],
-  ["status", "M168,182 L310,170", "arch.e-status", 239, 166],
-  ["watch-nlc", "M470,86 C505,70 520,50 552,48", "arch.e-watch", 508, 58],
-  ["nlc-write", "M552,62 C515,90 505,150 470,166", "arch.e-nlc-write", 512, 124],
-  ["watch-tec", "M470,176 C505,150 520,120 552,118", "", 0, 0],
-  ["tec-write", "M552,130 C515,170 505,240 470,250", "arch.e-tec-write", 518, 214],
-  ["watch-sched", "M470,262 C505,220 520,186 552,180", "", 0, 0],
-  ["sched-write", "M552,190 C520,220 505,250 470,258", "", 0, 0],
-  ["watch-eps", "M470,266 C505,246 520,236 552,236", "", 0, 0],
-  ["eps-write", "M552,246 C520,262 505,268 470,270", "", 0, 0],
-  ["rs-write", "M552,292 C515,290 505,280 470,274", "arch.e-rs", 515, 306],
+  ["lease", "M130,98 C164,98 164,62 196,62", "arch.e-lease", 71, 134],
+  ["status", "M130,180 C164,180 164,149 196,149", "arch.e-status", 71, 216],
+  ["watch-nlc", "M332,54 C362,54 362,30 392,30", "arch.e-watch", 362, 30],
+  ["nlc-write", "M392,52 C356,62 368,142 332,142", "arch.e-nlc-write", 362, 104],
+  ["watch-tec", "M332,156 C362,156 362,100 392,100", "", 0, 0],
+  ["tec-write", "M392,112 C356,122 368,222 332,222", "arch.e-tec-write", 362, 196],
+  ["watch-sched", "M332,236 C364,236 362,150 392,150", "", 0, 0],
+  ["sched-write", "M392,158 C364,170 362,242 332,242", "", 0, 0],
+  ["watch-eps", "M332,248 C364,248 362,200 392,200", "", 0, 0],
+  ["eps-write", "M392,210 C364,220 362,254 332,254", "", 0, 0],
+  ["rs-write", "M392,256 C364,256 362,262 332,262", "arch.e-rs", 362, 284],
 ];
 
 const WRITE_EDGE = {
@@ -73,52 +77,38 @@ export function edgesFor(event, focus) {
 export class ArchitectureDiagram {
   constructor(root, { t }) {
     this.t = t;
-    const ns = "http://www.w3.org/2000/svg";
-    const svg = document.createElementNS(ns, "svg");
-    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-    svg.setAttribute("class", "flow arch");
-    svg.innerHTML = `<defs><marker id="arch-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="marker"/></marker></defs>`;
+    const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, class: "flow arch" });
+    svg.append(arrowMarker("arch-head"));
+    this.values = new Map();
+    for (const [id, x, y, w, h, label, cls] of BOXES) {
+      const g = svgEl("g", { class: `box ${cls} b-${id}` });
+      g.append(svgEl("rect", { x, y, width: w, height: h, rx: 6 }));
+      const group = cls.includes("group");
+      const lines = wrapText(t(label), Math.floor((w - 8) / 6.9));
+      const hasValue = group || ["obj-lease", "obj-node", "obj-pods", "nlc"].includes(id);
+      // Title lines then the live value, centred in the box (a group's title sits at its top).
+      const block = lines.length * 13 + (hasValue ? 12 : 0);
+      const top = group ? y + 6 : y + (h - block) / 2;
+      g.append(multilineText(lines, { x: x + w / 2, y: top + (lines.length * 13) / 2, cls: "box-title" }));
+      if (hasValue) {
+        const value = svgEl("text", { x: x + w / 2, y: top + lines.length * 13 + 6, "text-anchor": "middle", "dominant-baseline": "central", class: "box-value" });
+        g.append(value);
+        this.values.set(id, value);
+      }
+      svg.append(g);
+    }
+    // Edges over the boxes (they end on the boxes' borders), labels over both, with a halo.
     this.edges = new Map();
     this.pulses = new Map(); // edge id -> when its pulse started (null: at the next pass)
+    const labels = [];
     for (const [id, d, label, lx, ly] of EDGES) {
-      const path = document.createElementNS(ns, "path");
-      path.setAttribute("d", d);
-      path.setAttribute("class", `edge e-${id}`);
-      path.setAttribute("marker-end", "url(#arch-head)");
+      const path = svgEl("path", { d, class: `edge e-${id}`, "marker-end": "url(#arch-head)" });
       path.dataset.edge = id;
       svg.append(path);
       this.edges.set(id, path);
-      if (label) {
-        const text = document.createElementNS(ns, "text");
-        text.setAttribute("x", lx);
-        text.setAttribute("y", ly);
-        text.setAttribute("class", "edge-label");
-        text.setAttribute("text-anchor", "middle");
-        text.textContent = t(label);
-        svg.append(text);
-      }
+      if (label) labels.push(multilineText(wrapText(t(label), id === "lease" || id === "status" ? 24 : 10), { x: lx, y: ly, lineHeight: 11, cls: "edge-label" }));
     }
-    this.values = new Map();
-    for (const [id, x, y, w, h, label, cls] of BOXES) {
-      const g = document.createElementNS(ns, "g");
-      g.setAttribute("class", `box ${cls} b-${id}`);
-      g.innerHTML = `<rect x="${x}" y="${y}" width="${w}" height="${h}" rx="6"/>`;
-      const title = document.createElementNS(ns, "text");
-      title.setAttribute("x", x + w / 2);
-      title.setAttribute("y", y + (cls.includes("group") ? 16 : 17));
-      title.setAttribute("text-anchor", "middle");
-      title.setAttribute("class", "box-title");
-      title.textContent = t(label);
-      g.append(title);
-      const value = document.createElementNS(ns, "text");
-      value.setAttribute("x", x + w / 2);
-      value.setAttribute("y", y + (cls.includes("group") ? 32 : 33));
-      value.setAttribute("text-anchor", "middle");
-      value.setAttribute("class", "box-value");
-      g.append(value);
-      this.values.set(id, value);
-      svg.append(g);
-    }
+    svg.append(...labels);
     root.replaceChildren(svg);
     this.svg = svg;
   }

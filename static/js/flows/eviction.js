@@ -90,7 +90,7 @@ export class EvictionFlow {
     for (const kind of ["now", "never", "after"]) {
       const box = el("div", `ev-outcome o-${kind} ${decision.kind === kind ? "lit" : ""}`);
       box.dataset.outcome = kind;
-      box.append(el("div", "", t(`eviction.${kind}`, { seconds: decision.seconds ?? "" })));
+      box.append(el("div", "", t(`eviction.${kind}`, { seconds: decision.seconds ?? "N" })));
       if (kind === "after" && decision.kind === "after") {
         const bar = el("div", "countdown ev-countdown");
         const fill = el("span", "fill");

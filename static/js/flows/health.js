@@ -1,37 +1,43 @@
 // The health-judgement flowchart of one monitorNodeHealth pass (reference §3.2–3.6), drawn as
 // the controller really decides — not the seed's "Lease older than 40 s" shortcut — with the
 // branch taken in the focused node's latest pass highlighted from its decision records.
+import { arrowMarker, multilineText, svgEl, wrapText } from "./svg.js";
 
+// Drawn at about the side panel's width on a 1920-pixel screen (its text keeps its size there):
+// the questions down the left, what a "yes" leads to on the right, the outcomes at the bottom.
+const W = 520;
+const H = 470;
 const NODES = {
-  pass: { x: 175, y: 24, w: 300, h: 30, key: "health.pass", shape: "step" },
-  "q-signal": { x: 175, y: 82, w: 320, h: 40, key: "health.q-signal", shape: "question" },
-  probe: { x: 430, y: 82, w: 150, h: 34, key: "health.probe", shape: "step" },
-  "q-grace": { x: 175, y: 152, w: 320, h: 40, key: "health.q-grace", shape: "question" },
-  unknown: { x: 430, y: 152, w: 150, h: 46, key: "health.unknown", shape: "step bad" },
-  keep: { x: 175, y: 218, w: 260, h: 30, key: "health.keep", shape: "step" },
-  "q-observed": { x: 250, y: 282, w: 300, h: 36, key: "health.q-observed", shape: "question" },
-  untaint: { x: 85, y: 360, w: 160, h: 46, key: "health.untaint", shape: "step good" },
-  "enq-nr": { x: 260, y: 360, w: 160, h: 46, key: "health.enq-nr", shape: "step bad" },
-  "enq-ur": { x: 430, y: 360, w: 150, h: 46, key: "health.enq-ur", shape: "step bad" },
-  "mark-pods": { x: 85, y: 440, w: 160, h: 46, key: "health.mark-pods", shape: "step bad" },
-  zones: { x: 330, y: 440, w: 290, h: 34, key: "health.zones", shape: "step" },
+  pass: { x: 170, y: 20, w: 280, h: 28, key: "health.pass", shape: "step" },
+  "q-signal": { x: 170, y: 76, w: 300, h: 46, key: "health.q-signal", shape: "question" },
+  probe: { x: 433, y: 76, w: 170, h: 34, key: "health.probe", shape: "step" },
+  "q-grace": { x: 170, y: 150, w: 300, h: 40, key: "health.q-grace", shape: "question" },
+  unknown: { x: 433, y: 150, w: 170, h: 50, key: "health.unknown", shape: "step bad" },
+  keep: { x: 170, y: 216, w: 240, h: 30, key: "health.keep", shape: "step" },
+  "q-observed": { x: 170, y: 280, w: 280, h: 36, key: "health.q-observed", shape: "question" },
+  untaint: { x: 82, y: 362, w: 150, h: 46, key: "health.untaint", shape: "step good" },
+  "enq-nr": { x: 252, y: 362, w: 150, h: 46, key: "health.enq-nr", shape: "step bad" },
+  "enq-ur": { x: 433, y: 362, w: 170, h: 46, key: "health.enq-ur", shape: "step bad" },
+  "mark-pods": { x: 82, y: 442, w: 150, h: 44, key: "health.mark-pods", shape: "step bad" },
+  zones: { x: 352, y: 442, w: 300, h: 40, key: "health.zones", shape: "step" },
 };
 
-// [id, from, to, label key, points]
+// [id, from, to, label key, path, label x, label y]
 const EDGES = [
-  ["pass-signal", "pass", "q-signal", "", "M175,39 L175,62"],
-  ["signal-yes", "q-signal", "probe", "health.yes", "M335,82 L355,82"],
-  ["signal-no", "q-signal", "q-grace", "health.no", "M175,102 L175,132"],
-  ["probe-grace", "probe", "q-grace", "", "M430,99 L430,120 L300,120 L300,140"],
-  ["grace-yes", "q-grace", "unknown", "health.yes", "M335,152 L355,152"],
-  ["grace-no", "q-grace", "keep", "health.no", "M175,172 L175,203"],
-  ["keep-observed", "keep", "q-observed", "", "M175,233 L175,264"],
-  ["unknown-observed", "unknown", "q-observed", "", "M430,175 L430,264 L380,264"],
-  ["observed-true", "q-observed", "untaint", "health.true", "M150,300 L95,337"],
-  ["observed-false", "q-observed", "enq-nr", "health.false", "M260,300 L260,337"],
-  ["observed-unknown", "q-observed", "enq-ur", "health.unknown-branch", "M360,300 L425,337"],
-  ["untaint-mark", "untaint", "mark-pods", "health.now-not-true", "M85,383 L85,417"],
-  ["to-zones", "enq-nr", "zones", "", "M260,383 L300,423"],
+  ["pass-signal", "pass", "q-signal", "", "M170,34 L170,52"],
+  ["signal-yes", "q-signal", "probe", "health.yes", "M320,76 L347,76", 334, 66],
+  ["signal-no", "q-signal", "q-grace", "health.no", "M170,99 L170,129", 182, 114],
+  ["probe-grace", "probe", "q-grace", "", "M433,93 L433,112 L250,112 L250,129"],
+  ["grace-yes", "q-grace", "unknown", "health.yes", "M320,150 L347,150", 334, 140],
+  ["grace-no", "q-grace", "keep", "health.no", "M170,170 L170,200", 182, 185],
+  ["keep-observed", "keep", "q-observed", "", "M170,231 L170,261"],
+  ["unknown-observed", "unknown", "q-observed", "", "M433,175 L433,280 L311,280"],
+  ["observed-true", "q-observed", "untaint", "health.true", "M112,298 L86,338", 84, 314],
+  ["observed-false", "q-observed", "enq-nr", "health.false", "M210,298 L246,338", 246, 314],
+  ["observed-unknown", "q-observed", "enq-ur", "health.unknown-branch", "M292,290 L420,338", 382, 304],
+  ["untaint-mark", "untaint", "mark-pods", "health.now-not-true", "M82,385 L82,419", 132, 402],
+  ["to-zones", "enq-nr", "zones", "", "M262,385 L300,421"],
+  ["to-zones-ur", "enq-ur", "zones", "", "M420,385 L396,421"],
 ];
 
 // Branches of tryUpdateNodeHealth that refresh probeTimestamp (simulation `last_pass` ids).
@@ -58,67 +64,38 @@ export function healthPath(pass) {
   else if (observed === "False") ["observed-false", "enq-nr"].forEach((x) => lit.add(x));
   else ["observed-unknown", "enq-ur"].forEach((x) => lit.add(x));
   if (rules.has("nlc.mark-pods-not-ready")) ["untaint-mark", "mark-pods"].forEach((x) => lit.add(x));
-  if (rules.has("nlc.enqueue-taint")) ["to-zones", "zones"].forEach((x) => lit.add(x));
+  if (rules.has("nlc.enqueue-taint")) ["zones", observed === "False" ? "to-zones" : "to-zones-ur"].forEach((x) => lit.add(x));
   return lit;
 }
 
-const wrap = (text, max) => {
-  const words = String(text).split(/(\s+)/);
-  const lines = [""];
-  for (const w of words) {
-    if ((lines.at(-1) + w).length > max && lines.at(-1).trim()) lines.push(w.trimStart());
-    else lines[lines.length - 1] += w;
-  }
-  return lines.map((l) => l.trim()).filter(Boolean);
-};
-
 export class HealthFlowchart {
   constructor(root, { t }) {
-    const ns = "http://www.w3.org/2000/svg";
-    const svg = document.createElementNS(ns, "svg");
-    svg.setAttribute("viewBox", "0 0 640 500");
-    svg.setAttribute("class", "flow health");
-    svg.innerHTML = `<defs><marker id="health-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="marker"/></marker></defs>`;
+    const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, class: "flow health" });
+    svg.append(arrowMarker("health-head"));
     this.items = new Map();
-    for (const [id, , , label, d] of EDGES) {
-      const path = document.createElementNS(ns, "path");
-      path.setAttribute("d", d);
-      path.setAttribute("class", "edge");
-      path.setAttribute("marker-end", "url(#health-head)");
+    const labels = [];
+    for (const [id, , , label, d, lx, ly] of EDGES) {
+      const path = svgEl("path", { d, class: "edge", "marker-end": "url(#health-head)" });
       path.dataset.id = id;
       svg.append(path);
       this.items.set(id, path);
-      if (label) {
-        const m = d.match(/M([\d.]+),([\d.]+) L([\d.]+),([\d.]+)/);
-        const text = document.createElementNS(ns, "text");
-        text.setAttribute("x", (Number(m[1]) + Number(m[3])) / 2 + 4);
-        text.setAttribute("y", (Number(m[2]) + Number(m[4])) / 2 - 3);
-        text.setAttribute("class", "edge-label");
-        text.textContent = t(label);
-        svg.append(text);
-      }
+      if (label) labels.push(svgEl("text", { x: lx, y: ly, class: "edge-label", "text-anchor": "middle" }, t(label)));
     }
     for (const [id, n] of Object.entries(NODES)) {
-      const g = document.createElementNS(ns, "g");
-      g.setAttribute("class", `fc ${n.shape}`);
+      const g = svgEl("g", { class: `fc ${n.shape}` });
       g.dataset.id = id;
       const left = n.x - n.w / 2;
       const top = n.y - n.h / 2;
-      g.innerHTML = n.shape === "question"
-        ? `<path d="M${left + 14},${top} H${left + n.w - 14} L${left + n.w},${n.y} L${left + n.w - 14},${top + n.h} H${left + 14} L${left},${n.y} Z"/>`
-        : `<rect x="${left}" y="${top}" width="${n.w}" height="${n.h}" rx="6"/>`;
-      const lines = wrap(t(n.key), Math.max(12, Math.floor(n.w / 6.6)));
-      lines.forEach((line, i) => {
-        const text = document.createElementNS(ns, "text");
-        text.setAttribute("x", n.x);
-        text.setAttribute("y", n.y + 4 + (i - (lines.length - 1) / 2) * 13);
-        text.setAttribute("text-anchor", "middle");
-        text.textContent = line;
-        g.append(text);
-      });
+      g.append(n.shape === "question"
+        ? svgEl("path", { d: `M${left + 14},${top} H${left + n.w - 14} L${left + n.w},${n.y} L${left + n.w - 14},${top + n.h} H${left + 14} L${left},${n.y} Z` })
+        : svgEl("rect", { x: left, y: top, width: n.w, height: n.h, rx: 6 }));
+      // 7 px a character: room for the bold of a lit box.
+      const room = n.w - (n.shape === "question" ? 36 : 12);
+      g.append(multilineText(wrapText(t(n.key), Math.floor(room / 7)), { x: n.x, y: n.y, lineHeight: 13 }));
       svg.append(g);
       this.items.set(id, g);
     }
+    svg.append(...labels);
     root.replaceChildren(svg);
     this.svg = svg;
     this.litKey = "";
