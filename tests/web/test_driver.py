@@ -196,3 +196,15 @@ def test_events_api_regenerates_what_redis_forgot(run_factory):
     assert [e["seq"] for e in replayed["events"]] == list(range(11, 31))
     assert events_hash(replayed["events"]) == events_hash(from_log["events"]) == events_hash(published[10:30])
     assert replayed["last_seq"] == from_log["last_seq"] == published[-1]["seq"]
+
+
+def test_events_api_filters_by_type_for_a_late_joiners_timeline(run_factory):
+    from django.test import Client
+
+    run = run_factory(speed=100, duration="1m")
+    thread, _, _ = drive_in_thread(run.id)
+    thread.join(30)
+    published = logged_events(run.id)
+    page = Client().get(f"/api/runs/{run.id}/events?after=0&limit=5000&types=transition,fault").json()
+    assert page["events"] == [e for e in published if e["type"] in ("transition", "fault")]
+    assert page["next_after"] == published[-1]["seq"] and not page["has_more"]

@@ -10,6 +10,7 @@ from django.http import HttpRequest, JsonResponse
 
 from heartbeat_site.live import runstore
 from heartbeat_site.live.api.bodies import query_int
+from heartbeat_site.live.api.errors import ApiError
 from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.replay import replay_until
@@ -37,12 +38,30 @@ def events_page(run: Run, after: int, limit: int) -> tuple[list[dict], int]:
     return [e for e in replayed if after < e["seq"] <= last_seq][:limit], last_seq
 
 
+EVENT_TYPES = ("write", "read", "request-failed", "decision", "transition", "fault")
+
+
+def query_types(request: HttpRequest) -> set[str] | None:
+    """``?types=fault,transition``: only these event types (a late joiner's timeline needs no writes)."""
+    raw = request.GET.get("types")
+    if raw is None or raw == "":
+        return None
+    types = {t.strip() for t in raw.split(",") if t.strip()}
+    unknown = sorted(types - set(EVENT_TYPES))
+    if unknown or not types:
+        raise ApiError(400, "bad-query", f"?types= takes a comma-separated list of {', '.join(EVENT_TYPES)}; got {raw!r}")
+    return types
+
+
 def list_events(request: HttpRequest, run_id: str) -> JsonResponse:
     run = get_run_or_404(run_id)
     after = query_int(request, "after", default=0, minimum=0, maximum=2**62)
     limit = query_int(request, "limit", default=1000, minimum=1, maximum=MAX_LIMIT)
+    types = query_types(request)
     events, last_seq = events_page(run, after, limit)
     next_after = events[-1]["seq"] if events else max(after, 0)
+    if types is not None:  # filtered after paging: next_after still says how far the page read
+        events = [e for e in events if e.get("type") in types]
     return JsonResponse({"events": events, "last_seq": last_seq, "next_after": next_after, "has_more": next_after < last_seq})
 
 

@@ -215,7 +215,10 @@ DOCUMENT: dict = {
         "/api/runs/{id}/events": {
             "get": {
                 "summary": "Page through the run's events",
-                "parameters": [_RUN_ID, _AFTER, _limit(1000)],
+                "parameters": [_RUN_ID, _AFTER, _limit(1000), {
+                    "name": "types", "in": "query", "schema": {"type": "string"},
+                    "description": "comma-separated event types to keep (write, read, request-failed, decision, "
+                                   "transition, fault); the page still advances next_after over the others"}],
                 "responses": {
                     **_ok(
                         "events with seq > after",
