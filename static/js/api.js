@@ -35,6 +35,8 @@ export function parseDuration(value) {
 }
 
 export const getRun = (id) => request("GET", `/api/runs/${encodeURIComponent(id)}`);
+export const getEvents = (id, after, types) =>
+  request("GET", `/api/runs/${encodeURIComponent(id)}/events?after=${after}&limit=5000&types=${encodeURIComponent(types)}`);
 export const sendCommand = (id, token, command) =>
   request("POST", `/api/runs/${encodeURIComponent(id)}/commands`, { body: command, token });
 

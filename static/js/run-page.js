@@ -5,7 +5,7 @@ import { ControllerState } from "./controllers.js";
 import { ClusterView } from "./cluster-view.js";
 import { setText } from "./dom.js";
 import { FrameScheduler } from "./frames.js";
-import { getScenario, parseDuration, sendCommand, viewerLink } from "./api.js";
+import { getEvents, getScenario, parseDuration, sendCommand, viewerLink } from "./api.js";
 import { FaultPanel } from "./faults.js";
 import { ArchitectureDiagram } from "./flows/architecture.js";
 import { EvictionFlow } from "./flows/eviction.js";
@@ -23,6 +23,7 @@ import { renderWhy } from "./why.js";
 // Events kept for explanations, refocus and scroll-back: about 20 minutes of a 100-node class.
 // The log is trimmed LOG_TRIM events at a time (not one splice per frame).
 const LOG_MAX = 12000;
+const HISTORY_PAGES = 10; // pages of 5,000 events read back for a page opened mid-run
 const LOG_TRIM = 2000;
 
 /** Takes the control token out of the fragment (so it never shows on a projector) into this tab. */
@@ -152,7 +153,45 @@ class RunPage {
     this.cluster.invalidate();
     this.renderedVersion = -1;
     this.#scenarioInfo(snapshot.scenario);
+    this.#loadHistory(msg.last_seq ?? snapshot.last_seq ?? 0);
     this.frames.request();
+  }
+
+  /** The speed picker shows the run's speed (set by this page, another trainer tab, or the run's
+   *  creation), unless the user is choosing one right now. */
+  #syncSpeedSelect() {
+    const select = this.speedSelect ??= document.querySelector("#speed");
+    if (!select || document.activeElement === select) return;
+    const value = String(this.clock.speed);
+    if (select.value === value) return;
+    if (![...select.options].some((o) => o.value === value)) {
+      select.add(new Option(`${this.clock.speed}×`, value));
+    }
+    select.value = value;
+  }
+
+  /** A page opened mid-run (or resynced) gets the faults, transitions and decisions that came
+   *  before its snapshot, so the timeline has its markers and "why" its records; the snapshot
+   *  itself carries objects, not history. */
+  async #loadHistory(upto) {
+    if (!upto) return;
+    const token = (this.historyToken = {});
+    const older = [];
+    let after = 0;
+    try {
+      for (let page = 0; page < HISTORY_PAGES && after < upto; page++) {
+        const res = await getEvents(this.config.run, after, "fault,transition,decision");
+        if (this.historyToken !== token) return; // a newer snapshot took over
+        for (const event of res.events) if (event.seq <= upto) older.push(event);
+        if (!res.has_more || res.next_after <= after) break;
+        after = res.next_after;
+      }
+    } catch {
+      return; // the live view works without history
+    }
+    const known = new Set(this.log.map((e) => e.seq));
+    this.log = [...older.filter((e) => !known.has(e.seq)), ...this.log].slice(-LOG_MAX);
+    this.timeline.reset(this.log);
   }
 
   /** The focused node: the one asked for if it exists, else node-2 (the lessons' node), else the first. */
@@ -322,6 +361,7 @@ class RunPage {
     setText(c.time, clockText);
     setText(c.utc, `${formatUtc(this.clock.nowMs())} UTC`);
     setText(c.speed, `${this.clock.speed}×`);
+    this.#syncSpeedSelect();
     const paused = String(this.clock.paused);
     if (document.body.dataset.paused !== paused) document.body.dataset.paused = paused;
     setText(c.state, this.t(this.clock.paused ? "clock.paused" : "clock.running"));
