@@ -20,11 +20,12 @@ import { formatOffset, formatUtc, VirtualClock } from "./time.js";
 import { Timeline } from "./timeline.js";
 import { renderWhy } from "./why.js";
 
-// Events kept for explanations, refocus and scroll-back: about 20 minutes of a 100-node class.
+// Events kept for explanations and refocus: as many as the sequence diagram keeps rows for
+// scroll-back (about ten minutes of a 100-node class), so the page's memory stops growing there.
 // The log is trimmed LOG_TRIM events at a time (not one splice per frame).
-const LOG_MAX = 12000;
+const LOG_MAX = 6000;
 const HISTORY_PAGES = 10; // pages of 5,000 events read back for a page opened mid-run
-const LOG_TRIM = 2000;
+const LOG_TRIM = 1000;
 
 /** Takes the control token out of the fragment (so it never shows on a projector) into this tab. */
 function takeControlToken(runId) {
