@@ -13,7 +13,10 @@ per message there (measured with no-op messages), which is the harness's work, n
 
 Prints the main-thread time per frame (median, p95; Chrome's TaskDuration, in thread time, per
 100 ms frame interval), long tasks (> 50 ms, PerformanceObserver), DOM node count and JS heap at
-start and end.
+start and end. The start is taken before the first frame: in the first seconds the sequence
+diagram's window fills up (about 40 rows), which is most of the difference in DOM nodes; the JS
+heap grows with the event history the page keeps (bounded: 6,000 events, as many as the
+sequence diagram keeps rows for scroll-back).
 
     python bench/browser_bench.py [--seconds 300] [--fps 10] [--nodes 100] [--transport socket|playwright]
 """
