@@ -171,9 +171,9 @@ class RunPage {
     select.value = value;
   }
 
-  /** A page opened mid-run (or resynced) gets the faults, transitions and decisions that came
-   *  before its snapshot, so the timeline has its markers and "why" its records; the snapshot
-   *  itself carries objects, not history. */
+  /** A page opened mid-run (or resynced) gets the faults and transitions that came before its
+   *  snapshot, so the timeline has its markers; the snapshot itself carries objects, not history.
+   *  Decisions are left out: a 100-node run's monitor-pass records would make this megabytes. */
   async #loadHistory(upto) {
     if (!upto) return;
     const token = (this.historyToken = {});
@@ -181,7 +181,7 @@ class RunPage {
     let after = 0;
     try {
       for (let page = 0; page < HISTORY_PAGES && after < upto; page++) {
-        const res = await getEvents(this.config.run, after, "fault,transition,decision");
+        const res = await getEvents(this.config.run, after, "fault,transition");
         if (this.historyToken !== token) return; // a newer snapshot took over
         for (const event of res.events) if (event.seq <= upto) older.push(event);
         if (!res.has_more || res.next_after <= after) break;
