@@ -7,7 +7,7 @@ terminating. NotReady endpoints stay in the slice with ready: false.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .apiserver import Actor
 from .objects import LABEL_ZONE, Endpoint, EndpointSlice, ObjectMeta, Pod, Service, evolve
@@ -140,6 +140,3 @@ class EndpointSliceController:
             self.api.create(self.actor, es)
         elif current.endpoints != endpoints:
             self.api.update(self.actor, evolve(current, endpoints=endpoints))
-
-    def describe(self) -> dict[str, Any]:
-        return {name: len(m) for name, m in self.members.items()}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..apiserver import Actor, Response
 from ..clock import MS, US, go_duration
 from ..engine import ProcessHandle, Timer
-from ..objects import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, Node, Pod, Taint, evolve, set_pod_condition
+from ..objects import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, Pod, Taint, evolve, set_pod_condition
 from .lease import NodeLeaseController
 from .node_status import RESOURCE_CONDITION, NodeStatusSyncer
 
@@ -530,7 +530,3 @@ class Kubelet:
 
 _THRESHOLD = {"memory": "100Mi", "disk": "10%", "pid": "5%"}
 _AVAILABLE = {"memory": "88Mi", "disk": "7%", "pid": "3%"}
-
-
-def node_ready(node: Node | None) -> str | None:
-    return node.ready_status() if node is not None else None
