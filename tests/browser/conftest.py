@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.web.live import http, make_stack
+from tests.web.live import http, running_stack
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -35,17 +35,9 @@ def artifacts() -> Path:
 
 @pytest.fixture(scope="module")
 def stack(django_db_setup, django_db_blocker, tmp_path_factory):
-    with django_db_blocker.unblock():
-        live = make_stack(tmp_path_factory.mktemp("browser-stack"), HEARTBEAT_IDLE_SECONDS="300")
-        try:
-            live.start_server()
-            live.start_worker("browser-w1")
-            yield live
-        except BaseException:
-            print(live.logs())
-            raise
-        finally:
-            live.stop()
+    with django_db_blocker.unblock(), running_stack(tmp_path_factory.mktemp("browser-stack"), ("browser-w1",),
+                                                    HEARTBEAT_IDLE_SECONDS="300") as live:
+        yield live
 
 
 class OffsiteGuard:
