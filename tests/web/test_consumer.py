@@ -214,3 +214,24 @@ async def test_viewer_count_and_presence_forwarding(run_id):
     await get_channel_layer().group_send(runstore.group_name(run_id), {"type": "run.presence", "text": text})
     assert (await receive(a, "presence")) == {"type": "presence", "viewers": 1}
     await a.disconnect()
+
+
+async def test_live_frames_do_not_queue_on_the_thread_sensitive_executor(run_id, monkeypatch):
+    """Channels' default dispatch hops to the one sync thread before every message; a big
+    room would queue thousands of hops a second there, ahead of the trainer's POST."""
+    hops: list[str] = []
+
+    async def counting_close() -> None:
+        hops.append("close_old_connections")
+
+    monkeypatch.setattr("channels.consumer.aclose_old_connections", counting_close)
+    driver = FakeDriver(run_id)
+    driver.snapshot(0)
+    ws, _ = await connect(f"/ws/runs/{run_id}/")
+    await receive(ws, "snapshot")
+    for seq in range(1, 6):
+        driver.log(seq, seq)
+        await driver.frame(seq, seq)
+    assert await seqs_until(ws, 5) == [1, 2, 3, 4, 5]
+    assert hops == []
+    await ws.disconnect()
