@@ -12,13 +12,24 @@ of this benchmark did: that routing runs on the page's main thread too and costs
 per message there (measured with no-op messages), which is the harness's work, not the page's.
 
 Prints the main-thread time per frame (median, p95; Chrome's TaskDuration, in thread time, per
-100 ms frame interval), long tasks (> 50 ms, PerformanceObserver), DOM node count and JS heap at
-start and end. The start is taken before the first frame: in the first seconds the sequence
-diagram's window fills up (about 40 rows), which is most of the difference in DOM nodes; the JS
-heap grows with the event history the page keeps (bounded: 6,000 events, as many as the
-sequence diagram keeps rows for scroll-back).
+100 ms frame interval) and long tasks (> 50 ms, PerformanceObserver), both for the replay and,
+separately, for opening the page.
+
+Memory is measured as what the page retains: every `--sample-every` seconds (30) the bench forces
+a full garbage collection (CDP HeapProfiler.collectGarbage, twice: the second one collects what the
+first one's weak callbacks released), then reads the JS heap in use (Runtime.getHeapUsage) and
+the DOM node count (Performance.getMetrics `Nodes`: every live node, attached or detached, so a
+leak of detached nodes shows there; `elements` is what the document holds). The series is
+printed, with the time from which it stays within 2 % of its end value ("flat from"). The frame
+intervals with a forced collection are left out of the per-frame figures.
+
+"Start" is the page after it loaded and drew the run's first snapshot (the cluster view is in
+the DOM and the page's frame pass ran), before the first frame: from there the sequence diagram's
+window fills (about 40 rows in the first seconds) and the page's event history grows until it
+reaches its bound.
 
     python bench/browser_bench.py [--seconds 300] [--fps 10] [--nodes 100] [--transport socket|playwright]
+                                  [--sample-every 30]
 """
 
 from __future__ import annotations
@@ -194,10 +205,47 @@ def metrics(cdp) -> dict:
     return {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
 
 
-def measure_heap(cdp) -> tuple[int, float]:
+def retained(cdp, page, t: float) -> dict:
+    """What the page keeps after a full garbage collection: JS heap (MB) and DOM nodes."""
     cdp.send("HeapProfiler.collectGarbage")
-    m = metrics(cdp)
-    return int(m["Nodes"]), m["JSHeapUsedSize"] / 2**20
+    cdp.send("HeapProfiler.collectGarbage")
+    heap = cdp.send("Runtime.getHeapUsage")["usedSize"] / 2**20
+    return {"t": round(t), "heap_mb": round(heap, 2), "dom_nodes": int(metrics(cdp)["Nodes"]),
+            "elements": page.evaluate("document.getElementsByTagName('*').length")}
+
+
+def flat_from(series: list[dict], key: str, tolerance: float = 0.02) -> int | None:
+    """The first sample time from which `key` stays within `tolerance` of its end value (None
+    when only the last sample does: still moving at the end)."""
+    end = series[-1][key]
+    for i, sample in enumerate(series[:-1]):
+        if all(abs(s[key] - end) <= tolerance * end for s in series[i:]):
+            return sample["t"]
+    return None
+
+
+# Resolves when the page has drawn the snapshot: the cluster view holds node elements and the
+# page's frame pass ran after the snapshot arrived (then two animation frames, painted).
+SNAPSHOT_DRAWN = """() => new Promise((resolve) => {
+    const check = () => {
+        const page = window.heartbeat;
+        if (page && page.store.count('nodes') > 0 && document.querySelector('#cluster [data-node]')
+            && page.frames.passes > 0 && page.frames.last > (page.snapshotAt ?? 0)) {
+            requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now())));
+        } else setTimeout(check, 20);
+    };
+    check();
+})"""
+
+# Opens the Diagrams tab and resolves with the milliseconds until every static diagram is drawn.
+DIAGRAMS_OPEN = """() => new Promise((resolve) => {
+    const t0 = performance.now();
+    document.querySelector('[data-tab="diagrams"]').click();
+    const want = document.querySelectorAll('#static-diagrams pre.mermaid-src').length;
+    const check = () => document.querySelectorAll('#static-diagrams .mermaid-figure').length >= want
+        ? requestAnimationFrame(() => resolve(performance.now() - t0)) : setTimeout(check, 5);
+    check();
+})"""
 
 
 def run(args) -> dict:
@@ -223,49 +271,64 @@ def run(args) -> dict:
             """)
             page.goto(f"{base}/runs/bench/#control=bench-token")
             page.wait_for_function("window.heartbeat && window.heartbeat.store.list('nodes').length > 0", timeout=60_000)
-            page.wait_for_timeout(1000)
+            page.evaluate(SNAPSHOT_DRAWN)
+            open_tasks = page.evaluate("window.__long.splice(0)")
             cdp = page.context.new_cdp_session(page)
             cdp.send("Performance.enable", {"timeMetricsFormat": "threadTicks"})
+            series = [retained(cdp, page, 0)]
+            print(f"  start    heap {series[0]['heap_mb']:5.2f} MB  DOM nodes {series[0]['dom_nodes']}", flush=True)
             page.evaluate("window.__long = []")
-            nodes_start, heap_start = measure_heap(cdp)
             per_frame = []
+            sampled = set()  # frame intervals that include a forced garbage collection
+            every = max(1, round(args.sample_every * args.fps))
             interval = 1 / args.fps
             begin = metrics(cdp)
             last = begin["TaskDuration"]
             next_at = time.monotonic()
-            for msg in messages:
+            for i, msg in enumerate(messages, 1):
                 replay.send(msg)
                 next_at += interval
                 page.wait_for_timeout(max(0, (next_at - time.monotonic()) * 1000))
                 now = metrics(cdp)["TaskDuration"]
                 per_frame.append((now - last) * 1000)
+                if i % every == 0 or i == len(messages):
+                    sample = retained(cdp, page, i / args.fps)
+                    series.append(sample)
+                    sampled.add(len(per_frame))  # the next interval holds the collection
+                    print(f"  {sample['t']:4d} s   heap {sample['heap_mb']:5.2f} MB  DOM nodes {sample['dom_nodes']}", flush=True)
+                    now = metrics(cdp)["TaskDuration"]
                 last = now
             end = metrics(cdp)
             # Where the main thread's time went (ms per frame): script, style, layout, the rest (paint...).
             split = {k: round((end[k] - begin[k]) * 1000 / max(1, len(per_frame)), 2)
                      for k in ("ScriptDuration", "RecalcStyleDuration", "LayoutDuration", "TaskDuration")}
             long_tasks = page.evaluate("window.__long")
-            nodes_end, heap_end = measure_heap(cdp)
             rows = page.evaluate("window.heartbeat.sequence.model.rows.length")
             drawn = page.evaluate("window.heartbeat.sequence.drawnCount()")
+            kept = page.evaluate("window.heartbeat.log.length")
+            diagrams_ms = page.evaluate(DIAGRAMS_OPEN)
             browser.close()
     finally:
         replay.close()
         server.terminate()
         server.wait(10)
-    per_frame.sort()
+    timed = sorted(ms for i, ms in enumerate(per_frame) if i not in sampled)
     return {
         "nodes": args.nodes, "seconds": args.seconds, "fps": args.fps, "transport": args.transport,
         "frames": len(per_frame), "events": events,
-        "main_thread_ms_median": round(statistics.median(per_frame), 2),
-        "main_thread_ms_p95": round(per_frame[int(0.95 * (len(per_frame) - 1))], 2),
-        "main_thread_ms_max": round(per_frame[-1], 2),
+        "main_thread_ms_median": round(statistics.median(timed), 2),
+        "main_thread_ms_p95": round(timed[int(0.95 * (len(timed) - 1))], 2),
+        "main_thread_ms_max": round(timed[-1], 2),
         "long_tasks": len(long_tasks), "longest_task_ms": round(max(long_tasks, default=0), 1),
-        "dom_nodes_start": nodes_start, "dom_nodes_end": nodes_end,
-        "js_heap_mb_start": round(heap_start, 1), "js_heap_mb_end": round(heap_end, 1),
+        "open_long_tasks_ms": [round(d) for d in open_tasks],
+        "dom_nodes_start": series[0]["dom_nodes"], "dom_nodes_end": series[-1]["dom_nodes"],
+        "js_heap_mb_start": series[0]["heap_mb"], "js_heap_mb_end": series[-1]["heap_mb"],
+        "dom_flat_from_s": flat_from(series, "dom_nodes"), "heap_flat_from_s": flat_from(series, "heap_mb"),
         "ms_per_frame_script": split["ScriptDuration"], "ms_per_frame_style": split["RecalcStyleDuration"],
         "ms_per_frame_layout": split["LayoutDuration"], "ms_per_frame_task_total": split["TaskDuration"],
-        "sequence_rows_kept": rows, "sequence_rows_drawn": drawn,
+        "sequence_rows_kept": rows, "sequence_rows_drawn": drawn, "events_kept": kept,
+        "diagrams_tab_open_ms": round(diagrams_ms),
+        "series": series,
     }
 
 
@@ -274,13 +337,18 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=300, help="wall (= virtual) seconds to replay")
     parser.add_argument("--fps", type=float, default=10)
     parser.add_argument("--nodes", type=int, default=100)
+    parser.add_argument("--sample-every", type=float, default=30, help="seconds between retained-memory samples")
     parser.add_argument("--transport", choices=["socket", "playwright"], default="socket",
                         help="how frames reach the page: a real websocket, or Playwright's routing")
     args = parser.parse_args()
     result = run(args)
     print("browser rendering bench (goal: median < 8 ms per frame, no task > 50 ms, DOM and heap flat)")
+    series = result.pop("series")
     for key, value in result.items():
         print(f"  {key:24} {value}")
+    print("  retained after GC:   t (s)  JS heap (MB)  DOM nodes  elements")
+    for sample in series:
+        print(f"  {'':19} {sample['t']:5d}  {sample['heap_mb']:12.2f}  {sample['dom_nodes']:9d}  {sample['elements']:8d}")
 
 
 if __name__ == "__main__":
