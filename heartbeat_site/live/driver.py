@@ -117,9 +117,10 @@ class RunDriver:
                 self._save_position()
                 return "worker-stopping"
             if runstore.wait_inbox(self.run_id, next_tick - self.mono()) and self._take_commands():
-                # Show a trainer's fault now, not at the end of a long slice (big rooms),
-                # still never faster than the base frame rate.
-                next_tick = min(next_tick, max(self.last_sent + self.base_interval, self.mono()))
+                # Show a trainer's fault now, in its own frame, and start the next slice from
+                # it: waiting for the slice (up to 0.1-0.25 s) was most of a command's latency.
+                # Faults come one per acked POST, so this adds a frame per command, no more.
+                next_tick = self.mono()
             now = self.mono()
             if now < next_tick:
                 continue

@@ -109,6 +109,26 @@ def test_command_gets_at_persisted_before_it_applies(run_factory):
     assert [(f["action"], f["t"]) for f in faults] == [("stop-kubelet", pytest.approx(command.at, abs=1e-6))]
 
 
+def test_a_fault_is_published_at_once_not_at_the_end_of_the_slice(run_factory, settings):
+    run = run_factory(speed=20, duration="3m")
+    # A long slice (big rooms have 0.25 s), and a lease that outlives it.
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "FRAME_INTERVAL": 2.0, "LEASE_TTL": 6.0}
+    thread, stop, _ = drive_in_thread(run.id)
+    wait_for(lambda: int(runstore.read_state(run.id).get("last_seq", 0)) > 0, what="a first slice")
+    published = int(runstore.read_state(run.id)["last_seq"])
+    wait_for(lambda: int(runstore.read_state(run.id)["last_seq"]) > published, what="the next slice")  # just began
+    command = Command.objects.create(
+        run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet", payload={"action": "stop-kubelet", "node": "node-2"}
+    )
+    runstore.notify_command(run.id, command.pk)
+    assert runstore.wait_ack(run.id, command.seq, 5)["status"] == "applied"
+    acked = time.monotonic()
+    wait_for(lambda: any(e["type"] == "fault" for e in logged_events(run.id)), what="the fault event")
+    assert time.monotonic() - acked < 1.0  # the slice had about 2 s left
+    stop.set()
+    thread.join(10)
+
+
 def test_rejected_command_is_marked_and_not_replayed(run_factory):
     run = run_factory(speed=10)
     thread, stop, _ = drive_in_thread(run.id)
