@@ -91,6 +91,7 @@ class APIServer:
         self._event_names = 0
         self._pending: dict[str, dict[Key, list[tuple[int, Any]]]] = {}
         self._blocked: dict[str, list[tuple[Any, int, int]]] = {}  # node -> (process, sent, deadline)
+        self._node_names: tuple[str, ...] | None = None  # sorted names in the cache; None when stale
 
     # -- watches ------------------------------------------------------------------------
 
@@ -111,7 +112,10 @@ class APIServer:
         cache = self.cache[resource]
         if new is None:
             cache.pop(key, None)
+            self._names_changed(resource)
         else:
+            if key not in cache:
+                self._names_changed(resource)
             cache[key] = new
         for _lane, handler in self.handlers[resource]:
             handler(old, new)
@@ -132,10 +136,24 @@ class APIServer:
             _visible, obj = history.pop()
             if obj is None:
                 self.cache[resource].pop(key, None)
+                self._names_changed(resource)
             else:
+                if key not in self.cache[resource]:
+                    self._names_changed(resource)
                 self.cache[resource][key] = obj
         if not history:
             del self._pending[resource][key]
+
+    def node_names(self) -> tuple[str, ...]:
+        """Names of the Nodes in the informer cache, sorted: controllers walk nodes in name
+        order, and re-sorting 5,000 names every 5 s pass was a visible cost."""
+        if self._node_names is None:
+            self._node_names = tuple(sorted(name for _ns, name in self.cache["nodes"]))
+        return self._node_names
+
+    def _names_changed(self, resource: str) -> None:
+        if resource == "nodes":
+            self._node_names = None
 
     def current(self, resource: str, name: str, namespace: str = "") -> Any:
         return self.store[resource].get((namespace, name))

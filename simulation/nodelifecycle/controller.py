@@ -28,6 +28,7 @@ from ..objects import (
     TAINT_PID_PRESSURE,
     TAINT_UNREACHABLE,
     TAINT_UNSCHEDULABLE,
+    Lease,
     Node,
     NodeCondition,
     Pod,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from ..context import Context
 
 LANE = "node-lifecycle-controller"
+_NONE = (None, "", False)
 SOURCE = "pkg/controller/nodelifecycle/node_lifecycle_controller.go"
 UTIL_SOURCE = "pkg/controller/util/node/controller_utils.go"
 NODE_EVICTION_PERIOD = 100 * MS  # doNoExecuteTaintingPass
@@ -140,6 +142,7 @@ class NodeLifecycleController:
         self._waiting: set[tuple[str, str]] = set()  # (node, Ready) whose enqueue decision was recorded
         self.last_pass: dict[str, PassRecord] = {}
         self._zones: dict[str, tuple[dict[str, str], str]] = {}
+        self._steady: dict[str, tuple[Node, str, bool]] = {}  # see "the steady path"
         self.started_at = self.ctx.engine.now
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -172,9 +175,14 @@ class NodeLifecycleController:
 
     def monitor_node_health(self) -> None:
         now = self.ctx.engine.now
-        nodes = sorted(self.api.cache["nodes"].values(), key=lambda n: n.metadata.name)
-        names = {n.metadata.name for n in nodes}
+        cache = self.api.cache["nodes"]
+        names = self.api.node_names()
+        nodes = [cache[("", name)] for name in names]
+        steady = self._steady
         for node in nodes:
+            known, zone, _counted = steady.get(node.metadata.name, _NONE)
+            if known is node and zone in self.zone_states:
+                continue  # known, and so is its zone
             zone = self._zone_of(node)
             if zone not in self.zone_states:
                 self._add_zone(zone)
@@ -184,21 +192,30 @@ class NodeLifecycleController:
                                       f"Node {node.metadata.name} event: Registered Node {node.metadata.name} in Controller",
                                       source_component="node-controller")
                 self._mark_node_as_reachable(node, reason="first time this controller sees the node")
-        for name in sorted(set(self.known_nodes) - names):
-            del self.known_nodes[name]
-            self.health.pop(name, None)
-            self.last_pass.pop(name, None)
+        if len(self.known_nodes) != len(names):
+            for name in sorted(set(self.known_nodes) - set(names)):
+                del self.known_nodes[name]
+                self.health.pop(name, None)
+                self.last_pass.pop(name, None)
+                self._steady.pop(name, None)
 
         zone_conditions: dict[str, list[str | None]] = {}
         for node in nodes:
+            name = node.metadata.name
+            known, zone, counted = steady.get(name, _NONE)
+            if known is node and self._steady_pass(name, zone, now):
+                if counted:
+                    zone_conditions.setdefault(zone, []).append("True")
+                continue
             zone = self._zone_of(node)
             observed, current, node = self._update_node_health(node, zone)
             if observed is None:
+                self._steady.pop(name, None)
                 continue  # the health update failed five times: nothing else this pass
-            name = node.metadata.name
             if LABEL_EXCLUDE_DISRUPTION not in node.metadata.labels:
                 zone_conditions.setdefault(zone, []).append(current)
             if current is None:
+                self._steady.pop(name, None)
                 continue
             self._process_taint_base_eviction(node, observed, zone)
             if current != "True" and observed == "True":
@@ -208,6 +225,7 @@ class NodeLifecycleController:
             elif name in self.nodes_to_retry and observed != "True":
                 self._mark_pods_not_ready(node, observed, current)
             self.nodes_to_retry.discard(name)
+            self._note_steady(node, zone, observed, current)
         self._handle_disruption(zone_conditions, nodes, now)
         records = list(self.last_pass.items()) if len(nodes) <= 200 else None
         zones = self.describe_zones()
@@ -268,10 +286,8 @@ class NodeLifecycleController:
         # branch above) starts without one: after a status post the same Lease counts as new
         # in the next pass (reference 3.2 quirk).
         lease = self.api.cached("leases", name, "kube-node-lease")
-        has_saved_lease, saved_renew = saved_lease
         lease_renewed = False
-        if lease is not None and lease.renew_time is not None and (
-                not has_saved_lease or saved_renew is None or saved_renew < lease.renew_time):
+        if _lease_is_news(lease, *saved_lease):
             health.has_lease = True
             health.lease_renew_time = lease.renew_time
             health.probe_timestamp = now
@@ -324,6 +340,45 @@ class NodeLifecycleController:
         record.current = "Unknown"
         record.branch = "mark-unknown"
         return True, observed.status, "Unknown", resp.obj
+
+    # -- the steady path -------------------------------------------------------------------------
+    #
+    # Most nodes of a large cluster are healthy and unchanged from one pass to the next; for
+    # them a pass only moves the probe timestamp when the Lease is new. `_steady[name]` holds
+    # (with its zone and whether it counts for the zone state) the Node object a full evaluation last found Ready=True with nothing to do (no taints,
+    # not queued, not retried); while the informer still holds that same object, the pass
+    # below gives exactly the full path's result without its work. Anything else (a new
+    # Node version, a deadline passed) goes through the full path.
+
+    def _note_steady(self, node: Node, zone: str, observed: str, current: str) -> None:
+        name = node.metadata.name
+        health = self.health.get(name)
+        ready = node.condition("Ready")
+        if (observed == current == "True" and not node.taints and name not in self.queues[zone]
+                and name not in self.nodes_to_retry and health is not None and health.ready is not None
+                and ready is not None and health.ready.last_heartbeat_time == ready.last_heartbeat_time):
+            self._steady[name] = (node, zone, LABEL_EXCLUDE_DISRUPTION not in node.metadata.labels)
+        else:
+            self._steady.pop(name, None)
+
+    def _steady_pass(self, name: str, zone: str, now: int) -> bool:
+        """The pass for an unchanged healthy node; False (nothing changed) if it needs the full path."""
+        if name in self.queues[zone] or name in self.nodes_to_retry:
+            return False
+        health = self.health[name]
+        lease = self.api.cached("leases", name, "kube-node-lease")
+        renewed = _lease_is_news(lease, health.has_lease, health.lease_renew_time)
+        probe = now if renewed else health.probe_timestamp
+        grace = self.cm.node_monitor_grace_period
+        if now > probe + grace:
+            return False
+        if renewed:
+            health.has_lease = True
+            health.lease_renew_time = lease.renew_time
+            health.probe_timestamp = now
+        self.last_pass[name] = PassRecord(now, "lease-renewed" if renewed else "no-news", probe, grace, probe + grace,
+                                          "True", "True", zone)
+        return True
 
     # -- pods ----------------------------------------------------------------------------------
 
@@ -684,6 +739,12 @@ class NodeLifecycleController:
             "gracePeriod": self.cm.node_monitor_grace_period / US,
             "startupGracePeriod": self.cm.node_startup_grace_period / US,
         }
+
+
+def _lease_is_news(lease: Lease | None, has_saved: bool, saved_renew: int | None) -> bool:
+    """The Lease counts as a heartbeat when the controller remembers none, or an older renewTime."""
+    return lease is not None and lease.renew_time is not None and (
+        not has_saved or saved_renew is None or saved_renew < lease.renew_time)
 
 
 def _rate(q: RateLimitedTimedQueue) -> float:
