@@ -1,6 +1,7 @@
 """Websocket ``/ws/runs/<id>/``: a snapshot (or a resume), then the run's frames in order.
 
-Frames come through the channel layer, which is at-most-once; each consumer remembers
+Frames come through the channel layer, which is at-most-once, to the process's feed of the
+run (``fanout.py``), which hands each to every local viewer's inbox; each consumer remembers
 the last seq it delivered, drops what it already sent and fills any hole from the Redis
 event log, so a viewer sees every event exactly once, in order (ARCHITECTURE principle 5).
 """
@@ -10,15 +11,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
+import uuid
+from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qs
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from heartbeat_site.live import frames, runstore
+from heartbeat_site.live import fanout, frames, runstore
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.replay import replay_until
 
@@ -27,14 +30,35 @@ log = logging.getLogger(__name__)
 CLOSE_BAD_REQUEST = 4400  # malformed query (e.g. ?after=abc)
 CLOSE_UNKNOWN_RUN = 4404
 MAX_CLIENT_MESSAGE = 4096
-VIEWER_REFRESH_SECONDS = 30.0
+CLOSE_TRY_AGAIN = 1011  # the process lost the run's channel-layer subscription
 
 
 class RunConsumer(AsyncWebsocketConsumer):
     run_id: str
     delivered: int = 0
-    last_refresh: float = 0.0
     registered: bool = False
+
+    async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]) -> None:
+        """Handle the websocket's events and the run's messages one at a time, in one task.
+
+        Replaces Channels' loop, which gives each consumer a channel-layer channel of its own;
+        the run's messages arrive instead in ``self.inbox`` from the process's feed
+        (``fanout.py``), next to the websocket's events forwarded by a small task.
+        """
+        self.scope = scope
+        self.base_send = send
+        self.viewer_id = uuid.uuid4().hex
+        self.inbox: fanout.Inbox = fanout.Inbox()
+        forwarder = asyncio.create_task(_forward(receive, self.inbox))
+        try:
+            while True:
+                await self.dispatch(await self.inbox.get())
+        except StopConsumer:
+            pass
+        finally:
+            forwarder.cancel()
+            if self.registered:
+                fanout.leave(self.run_id, self.viewer_id)
 
     async def dispatch(self, message: dict) -> None:
         """Call the message's handler, without Channels' ``aclose_old_connections`` first.
@@ -65,11 +89,10 @@ class RunConsumer(AsyncWebsocketConsumer):
                 await self._refuse(CLOSE_BAD_REQUEST, "bad-after", f"after must be a whole number >= 0, got {raw!r}")
                 return
             after = int(raw)
-        await self.channel_layer.group_add(runstore.group_name(self.run_id), self.channel_name)
-        await self.accept()  # early: Daphne drops handshakes the app has not accepted in 5 s
-        await asyncio.to_thread(runstore.add_viewer, self.run_id, self.channel_name)
         self.registered = True
-        self.last_refresh = time.monotonic()
+        await fanout.join(self.run_id, self.viewer_id, self.inbox)
+        await self.accept()  # early: Daphne drops handshakes the app has not accepted in 5 s
+        await asyncio.to_thread(runstore.add_viewers, self.run_id, [self.viewer_id])
         if after is not None and await asyncio.to_thread(runstore.log_covers, self.run_id, after):
             await self._send_resumed(after)
         else:
@@ -83,8 +106,8 @@ class RunConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if not self.registered:
             return
-        await self.channel_layer.group_discard(runstore.group_name(self.run_id), self.channel_name)
-        await asyncio.to_thread(runstore.remove_viewer, self.run_id, self.channel_name)
+        fanout.leave(self.run_id, self.viewer_id)
+        await asyncio.to_thread(runstore.remove_viewer, self.run_id, self.viewer_id)
 
     # -- what a viewer gets first ---------------------------------------------------------
 
@@ -158,7 +181,6 @@ class RunConsumer(AsyncWebsocketConsumer):
 
     async def run_clock(self, message: dict) -> None:
         await self.send(text_data=message["text"])
-        await self._refresh_registration()
 
     async def run_status(self, message: dict) -> None:
         await self._catch_up_before_status(message)
@@ -174,11 +196,8 @@ class RunConsumer(AsyncWebsocketConsumer):
         # change for the whole room, not one per join per viewer (which is quadratic).
         await self.send(text_data=message["text"])
 
-    async def _refresh_registration(self) -> None:
-        now = time.monotonic()
-        if now - self.last_refresh >= VIEWER_REFRESH_SECONDS:
-            self.last_refresh = now
-            await asyncio.to_thread(runstore.add_viewer, self.run_id, self.channel_name)
+    async def run_feed_lost(self, message: dict) -> None:
+        await self.close(code=CLOSE_TRY_AGAIN)  # the page reconnects with ?after=
 
     # -- what a viewer may send -------------------------------------------------------
 
@@ -209,6 +228,19 @@ class RunConsumer(AsyncWebsocketConsumer):
 
     async def _error(self, text: str, code: str = "bad-message") -> None:
         await self.send(text_data=frames.dumps(frames.error_message(text, code)))
+
+
+async def _forward(receive: Callable[[], Awaitable[dict]], inbox: fanout.Inbox) -> None:
+    """The websocket's events into the consumer's inbox, up to the disconnect."""
+    try:
+        while True:
+            message = await receive()
+            inbox.put_nowait(message)
+            if message["type"] == "websocket.disconnect":
+                return
+    except Exception:
+        log.exception("websocket receive failed")
+        inbox.put_nowait({"type": "websocket.disconnect", "code": CLOSE_TRY_AGAIN})
 
 
 _META_CACHE: dict[str, dict] = {}

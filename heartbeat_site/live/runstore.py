@@ -197,12 +197,16 @@ def claim_takeover(run_id: str, ttl: float) -> bool:
     return bool(get_redis().set(_key(run_id, "takeover"), "1", nx=True, px=max(1, int(ttl * 1000))))
 
 
-def add_viewer(run_id: str, channel_name: str) -> None:
-    get_redis().zadd(viewers_key(run_id), {channel_name: time.time()})
+def add_viewers(run_id: str, viewer_ids: Iterable[str]) -> None:
+    """Register (or refresh) viewers; entries not refreshed for VIEWER_STALE_SECONDS lapse."""
+    now = time.time()
+    mapping = dict.fromkeys(viewer_ids, now)
+    if mapping:
+        get_redis().zadd(viewers_key(run_id), mapping)
 
 
-def remove_viewer(run_id: str, channel_name: str) -> None:
-    get_redis().zrem(viewers_key(run_id), channel_name)
+def remove_viewer(run_id: str, viewer_id: str) -> None:
+    get_redis().zrem(viewers_key(run_id), viewer_id)
 
 
 def viewer_count(run_id: str) -> int:

@@ -6,6 +6,7 @@ delivery rule can be provoked on purpose: lost frames, duplicates, resumes, bad 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 
@@ -234,4 +235,53 @@ async def test_live_frames_do_not_queue_on_the_thread_sensitive_executor(run_id,
         await driver.frame(seq, seq)
     assert await seqs_until(ws, 5) == [1, 2, 3, 4, 5]
     assert hops == []
+    await ws.disconnect()
+
+
+def group_subscribers(run_id: str) -> int:
+    """Redis subscriptions to the run's channel-layer group (channels_redis pub/sub naming)."""
+    channel = f"asgi__group__{runstore.group_name(run_id)}"
+    return dict(get_redis().pubsub_numsub(channel))[channel]
+
+
+async def test_viewers_in_one_process_share_one_feed_and_each_get_every_frame_once(run_id):
+    driver = FakeDriver(run_id)
+    driver.snapshot(0)
+    viewers = [(await connect(f"/ws/runs/{run_id}/"))[0] for _ in range(3)]
+    for ws in viewers:
+        await receive(ws, "snapshot")
+    assert group_subscribers(run_id) == 1
+    driver.log(1, 2)
+    await driver.frame(1, 2)
+    driver.log(3, 5)
+    await driver.frame(3, 5)
+    for ws in viewers:
+        assert await seqs_until(ws, 5) == [1, 2, 3, 4, 5]
+    await viewers[0].disconnect()
+    driver.log(6, 6)
+    await driver.frame(6, 6)
+    for ws in viewers[1:]:
+        assert await seqs_until(ws, 6) == [6]
+        await ws.disconnect()
+    assert group_subscribers(run_id) == 0  # the last viewer to leave ends the subscription
+
+
+async def test_the_feed_keeps_viewers_registered_while_only_frames_flow(run_id, monkeypatch):
+    """A busy run sends frames, never a quiet-second clock message: registrations must not lapse."""
+    monkeypatch.setattr("heartbeat_site.live.fanout.VIEWER_REFRESH_SECONDS", 0.0)
+    driver = FakeDriver(run_id)
+    driver.snapshot(0)
+    ws, _ = await connect(f"/ws/runs/{run_id}/")
+    await receive(ws, "snapshot")
+    registered = get_redis().zrange(runstore.viewers_key(run_id), 0, -1, withscores=True)
+    assert len(registered) == 1
+    viewer, since = registered[0]
+    driver.log(1, 1)
+    await driver.frame(1, 1)
+    await seqs_until(ws, 1)
+    for _ in range(200):  # the refresh runs in a thread after the frame was handed out
+        if get_redis().zscore(runstore.viewers_key(run_id), viewer) > since:
+            break
+        await asyncio.sleep(0.01)
+    assert get_redis().zscore(runstore.viewers_key(run_id), viewer) > since
     await ws.disconnect()

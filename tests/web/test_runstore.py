@@ -73,11 +73,12 @@ def test_command_inbox_and_ack(run_id):
 
 
 def test_viewers_counted_and_removed(run_id):
-    runstore.add_viewer(run_id, "c1")
-    runstore.add_viewer(run_id, "c2")
-    assert runstore.viewer_count(run_id) == 2
+    runstore.add_viewers(run_id, ["c1"])
+    runstore.add_viewers(run_id, ["c2", "c3"])
+    runstore.add_viewers(run_id, [])
+    assert runstore.viewer_count(run_id) == 3
     runstore.remove_viewer(run_id, "c1")
-    assert runstore.viewer_count(run_id) == 1
+    assert runstore.viewer_count(run_id) == 2
 
 
 def test_snapshot_roundtrip(run_id):

@@ -1,0 +1,113 @@
+"""One channel-layer subscription per ASGI process and run, shared by that process's viewers.
+
+Channels' default gives every consumer its own channel: one frame for 500 viewers then costs
+500 Redis-side deliveries into 500 queues, 500 msgpack decodes and about 1,000 task wake-ups
+before the 500 websocket writes, and every join subscribes in Redis. A ``RunFeed`` receives
+each message of its run once and puts the same (read-only) dict into every local viewer's
+inbox. Each viewer still handles its inbox in its own task, in order, with the seq checks of
+``consumers.py`` (exactly once, holes filled from the event log), so a slow socket delays
+only itself.
+
+The feed also keeps its viewers registered in Redis (``runstore.add_viewers``): one call per
+process every ``VIEWER_REFRESH_SECONDS`` instead of one thread hop per viewer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import weakref
+
+from channels.layers import get_channel_layer
+
+from heartbeat_site.live import runstore
+
+log = logging.getLogger(__name__)
+
+VIEWER_REFRESH_SECONDS = 30.0  # well inside runstore.VIEWER_STALE_SECONDS
+FEED_LOST = {"type": "run.feed.lost"}  # what viewers get if the subscription itself fails
+
+Inbox = asyncio.Queue
+
+
+class RunFeed:
+    """The run's messages for this process's viewers (one event loop)."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.inboxes: dict[str, Inbox] = {}  # viewer id -> that viewer's inbox
+        self.last_refresh = time.monotonic()
+        self.subscribed = asyncio.get_running_loop().create_future()
+        self.task = asyncio.create_task(self._pump(), name=f"feed {run_id}")
+
+    async def _pump(self) -> None:
+        layer = get_channel_layer()
+        group = runstore.group_name(self.run_id)
+        try:
+            channel = await layer.new_channel(prefix="feed.")
+            await layer.group_add(group, channel)
+            self.subscribed.set_result(None)
+            try:
+                while True:
+                    message = await layer.receive(channel)
+                    for inbox in self.inboxes.values():
+                        inbox.put_nowait(message)
+                    self._refresh_registrations()
+            finally:
+                await asyncio.shield(layer.group_discard(group, channel))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # Redis gone: close the sockets, the pages reconnect with ?after=
+            log.exception("feed for run %s failed", self.run_id)
+            if not self.subscribed.done():
+                self.subscribed.set_exception(exc)
+            _forget(self)
+            for inbox in self.inboxes.values():
+                inbox.put_nowait(FEED_LOST)
+
+    def _refresh_registrations(self) -> None:
+        """Riding on the run's messages (frames, or a clock message each quiet second)."""
+        now = time.monotonic()
+        if now - self.last_refresh >= VIEWER_REFRESH_SECONDS and self.inboxes:
+            self.last_refresh = now
+            task = asyncio.create_task(asyncio.to_thread(runstore.add_viewers, self.run_id, list(self.inboxes)))
+            task.add_done_callback(_log_failure)
+
+
+_FEEDS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, RunFeed]] = weakref.WeakKeyDictionary()
+
+
+def _feeds() -> dict[str, RunFeed]:
+    return _FEEDS.setdefault(asyncio.get_running_loop(), {})
+
+
+def _forget(feed: RunFeed) -> None:
+    feeds = _feeds()
+    if feeds.get(feed.run_id) is feed:
+        del feeds[feed.run_id]
+
+
+async def join(run_id: str, viewer_id: str, inbox: Inbox) -> None:
+    """Deliver the run's messages to ``inbox`` from now on (returns once subscribed)."""
+    feeds = _feeds()
+    feed = feeds.get(run_id)
+    if feed is None:
+        feed = feeds[run_id] = RunFeed(run_id)
+    feed.inboxes[viewer_id] = inbox
+    await asyncio.shield(feed.subscribed)
+
+
+def leave(run_id: str, viewer_id: str) -> None:
+    """Stop delivering to the viewer; the last one to leave ends the process's subscription."""
+    feed = _feeds().get(run_id)
+    if feed is None or feed.inboxes.pop(viewer_id, None) is None:
+        return
+    if not feed.inboxes:
+        _forget(feed)
+        feed.task.cancel()
+
+
+def _log_failure(task: asyncio.Task) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("could not refresh viewer registrations: %s", task.exception())
