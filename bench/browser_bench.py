@@ -303,9 +303,9 @@ def run(args) -> dict:
             split = {k: round((end[k] - begin[k]) * 1000 / max(1, len(per_frame)), 2)
                      for k in ("ScriptDuration", "RecalcStyleDuration", "LayoutDuration", "TaskDuration")}
             long_tasks = page.evaluate("window.__long")
-            rows = page.evaluate("window.heartbeat.sequence.model.rows.length")
+            rows = page.evaluate("window.heartbeat.sequence.model.length")
             drawn = page.evaluate("window.heartbeat.sequence.drawnCount()")
-            kept = page.evaluate("window.heartbeat.log.length")
+            kept = page.evaluate("window.heartbeat.history.length")
             diagrams_ms = page.evaluate(DIAGRAMS_OPEN)
             browser.close()
     finally:

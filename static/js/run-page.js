@@ -7,6 +7,7 @@ import { setText } from "./dom.js";
 import { FrameScheduler } from "./frames.js";
 import { getEvents, getScenario, parseDuration, sendCommand, viewerLink } from "./api.js";
 import { FaultPanel } from "./faults.js";
+import { EventHistory } from "./history.js";
 import { ArchitectureDiagram } from "./flows/architecture.js";
 import { EvictionFlow } from "./flows/eviction.js";
 import { HealthFlowchart } from "./flows/health.js";
@@ -20,12 +21,12 @@ import { formatOffset, formatUtc, VirtualClock } from "./time.js";
 import { Timeline } from "./timeline.js";
 import { renderWhy } from "./why.js";
 
-// Events kept for explanations and refocus: as many as the sequence diagram keeps rows for
-// scroll-back (about ten minutes of a 100-node class), so the page's memory stops growing there.
-// The log is trimmed LOG_TRIM events at a time (not one splice per frame).
+// Events kept for the sequence diagram's scroll-back (rebuilt on refocus) and explanations:
+// 6,000 to 7,000, about ten minutes of a 100-node class, in columns allocated when the page opens
+// (history.js), so its memory does not grow while they arrive. The oldest LOG_TRIM go at once.
 const LOG_MAX = 6000;
-const HISTORY_PAGES = 10; // pages of 5,000 events read back for a page opened mid-run
 const LOG_TRIM = 1000;
+const HISTORY_PAGES = 10; // pages of 5,000 events read back for a page opened mid-run
 
 /** Takes the control token out of the fragment (so it never shows on a projector) into this tab. */
 function takeControlToken(runId) {
@@ -49,7 +50,7 @@ class RunPage {
     this.store = new ObjectStore();
     this.controllers = new ControllerState();
     this.clock = new VirtualClock();
-    this.log = [];
+    this.history = new EventHistory({ max: LOG_MAX, trim: LOG_TRIM });
     this.wantedFocus = sessionStorage.getItem(`heartbeat-focus-${config.run}`);
     this.focus = null;
     this.autoFocus = true; // until the user picks a node, or the preferred one exists
@@ -86,7 +87,7 @@ class RunPage {
       onFocus: (node) => this.setFocus(node),
       onSelectPod: (key) => this.selectPod(key),
     });
-    this.sequence = new SequenceView($("#sequence"), { d3: window.d3, t, onSelect: (e) => this.explain(e), request });
+    this.sequence = new SequenceView($("#sequence"), { d3: window.d3, t, history: this.history, onSelect: (e) => this.explain(e), request });
     this.timeline = new Timeline($("#timeline"), { t, onSelect: (e) => e && this.explain(e), duration: this.config.duration });
     this.arch = new ArchitectureDiagram($("#flow-arch"), { t });
     this.health = new HealthFlowchart($("#flow-health"), { t });
@@ -150,11 +151,11 @@ class RunPage {
     if (msg.run) this.onStatus(msg.run);
     this.focus = this.#defaultFocus(this.wantedFocus);
     this.setFocus(this.focus, { force: true, auto: true });
-    this.timeline.reset(this.log);
     this.cluster.invalidate();
     this.renderedVersion = -1;
     this.#scenarioInfo(snapshot.scenario);
     this.#loadHistory(msg.last_seq ?? snapshot.last_seq ?? 0);
+    this.snapshotAt = performance.now();
     this.frames.request();
   }
 
@@ -172,8 +173,9 @@ class RunPage {
   }
 
   /** A page opened mid-run (or resynced) gets the faults and transitions that came before its
-   *  snapshot, so the timeline has its markers; the snapshot itself carries objects, not history.
-   *  Decisions are left out: a 100-node run's monitor-pass records would make this megabytes. */
+   *  snapshot, so the timeline has its markers (and "why" for them); the snapshot itself carries
+   *  objects, not history. Decisions are left out: a 100-node run's monitor-pass records would
+   *  make this megabytes. */
   async #loadHistory(upto) {
     if (!upto) return;
     const token = (this.historyToken = {});
@@ -190,9 +192,7 @@ class RunPage {
     } catch {
       return; // the live view works without history
     }
-    const known = new Set(this.log.map((e) => e.seq));
-    this.log = [...older.filter((e) => !known.has(e.seq)), ...this.log].slice(-LOG_MAX);
-    this.timeline.reset(this.log);
+    this.timeline.merge(older);
   }
 
   /** The focused node: the one asked for if it exists, else node-2 (the lessons' node), else the first. */
@@ -224,14 +224,11 @@ class RunPage {
       if (!this.store.apply(raw)) continue; // already seen (overlap after a resume)
       this.controllers.apply(raw);
       this.#touch(raw);
-      // Kept without the written object: the store holds the current one (and lets it go when
-      // it is replaced); explanations, rows and markers need the request, not the body.
-      const { object: _body, ...event } = raw;
-      this.log.push(event);
-      this.arch.pulse(event, this.focus);
-      fresh.push(event);
+      // The history keeps the request, not the written object (the store holds the current one).
+      this.history.push(raw);
+      this.arch.pulse(raw, this.focus);
+      fresh.push(raw);
     }
-    if (this.log.length > LOG_MAX + LOG_TRIM) this.log.splice(0, this.log.length - LOG_MAX);
     if (fresh.length) {
       this.sequence.append(fresh);
       this.timeline.append(fresh);
@@ -285,7 +282,7 @@ class RunPage {
     this.focus = node;
     sessionStorage.setItem(`heartbeat-focus-${this.config.run}`, node);
     this.cluster.setFocus(node);
-    this.sequence.setFocus(node, this.log);
+    this.sequence.setFocus(node);
     this.kubectl.setNode(node);
     this.faults?.setTarget({ node, zone: zoneOf(this.store.node(node)) });
     this.#setText("#focus-name", node);
@@ -303,7 +300,7 @@ class RunPage {
 
   explain(event) {
     if (!event) return;
-    document.querySelector("#why").replaceChildren(renderWhy(event, { t: this.t, lang: this.lang, log: this.log }));
+    document.querySelector("#why").replaceChildren(renderWhy(event, { t: this.t, lang: this.lang, history: this.history }));
     for (const row of document.querySelectorAll("#sequence g.row.selected")) row.classList.remove("selected");
     document.querySelector(`#sequence g.row[data-seq="${event.seq}"]`)?.classList.add("selected");
     this.showTab("why");
@@ -320,13 +317,15 @@ class RunPage {
   }
 
   async exportSequence() {
-    const rows = this.sequence.model.rows.slice(-150);
+    const model = this.sequence.model;
+    const rows = model.slice(model.length - 150, model.length);
     const text = sequenceToMermaid(rows, (id) => this.t(`lane.${id}`, { node: this.focus ?? "" }));
     const out = document.querySelector("#export-output");
     out.textContent = text;
     out.hidden = false;
     const blob = new Blob([text], { type: "text/plain" });
     const link = document.querySelector("#export-download");
+    if (link.href.startsWith("blob:")) URL.revokeObjectURL(link.href); // the previous export's
     link.href = URL.createObjectURL(blob);
     link.hidden = false;
   }

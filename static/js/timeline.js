@@ -65,14 +65,17 @@ export class Timeline {
   }
 
   setDuration(seconds) {
-    this.duration = Math.max(seconds, ...this.events.map((e) => e.event.t * 1.05), 60);
+    this.duration = this.events.reduce((d, e) => Math.max(d, e.event.t * 1.05), Math.max(seconds, 60));
     this.redraw();
   }
 
-  reset(events) {
+  /** Adds events from before the page opened (the run's earlier faults and transitions). */
+  merge(events) {
+    const all = new Map(this.events.map(({ event }) => [event.seq, event]));
+    for (const e of events) if (!all.has(e.seq)) all.set(e.seq, e);
     this.events = [];
     this.byseq.clear();
-    for (const e of events) this.#keep(e);
+    for (const e of [...all.values()].sort((x, y) => x.seq - y.seq)) this.#keep(e);
     this.redraw();
   }
 

@@ -17,14 +17,16 @@ const code = (text) => {
   return c;
 };
 
-/** The decision that caused a write: the same component's latest decision about that object. */
-export function findCause(event, log) {
+/**
+ * The decision that caused a write: the same component's latest decision about that object,
+ * at most 2 s earlier, looked up in the page's history (an EventHistory).
+ */
+export function findCause(event, history) {
   if (event.type !== "write" && event.type !== "transition") return null;
-  for (let i = log.length - 1; i >= 0; i--) {
-    const d = log[i];
-    if (d.seq >= event.seq) continue;
-    if (event.t - d.t > 2) break;
-    if (d.type !== "decision") continue;
+  for (let i = history.before(event.seq); i >= 0; i--) {
+    if (event.t - history.t[i] > 2) break;
+    if (history.typeAt(i) !== "decision") continue;
+    const d = history.at(i);
     if (event.type === "write" && d.component !== event.component) continue;
     if (event.node && d.node && d.node !== event.node) continue;
     if (event.pod && d.pod && d.pod !== event.pod) continue;
@@ -60,7 +62,7 @@ export function renderDecision(decision, { t, lang }) {
   return box;
 }
 
-export function renderWhy(event, { t, lang, log }) {
+export function renderWhy(event, { t, lang, history }) {
   const root = el("div", "why");
   root.dataset.seq = event.seq;
   const head = el("div", "why-head");
@@ -100,7 +102,7 @@ export function renderWhy(event, { t, lang, log }) {
     default:
       break;
   }
-  const cause = findCause(event, log);
+  const cause = findCause(event, history);
   if (cause) {
     root.append(el("h5", "why-because", t("why.because")));
     root.append(renderDecision(cause, { t, lang }));

@@ -61,7 +61,7 @@ export function rowFor(event, focus) {
       const lane = laneOf(event.component, event.node, focus);
       if (event.node && event.node !== focus) return null;
       // The pass summary says what the pass concluded about the focused node.
-      const record = event.rule === "nlc.monitor-pass" ? event.nodes?.[focus] ?? null : null;
+      const record = event.rule === "nlc.monitor-pass" ? passRecord(event.nodes, focus) : null;
       return { ...base, kind: "decision", lane, label: event.rule ?? "", outcome: event.outcome, node: event.node, record };
     }
     case "fault":
@@ -71,38 +71,78 @@ export function rowFor(event, focus) {
   }
 }
 
+/** A node's record in a monitor pass: `nodes` as it came (an object) or as the history keeps it. */
+function passRecord(nodes, node) {
+  if (typeof nodes?.get === "function") return nodes.get(node);
+  return nodes?.[node] ?? null;
+}
+
 /**
- * Rows kept for scroll-back. Indices only grow (a row keeps its y for ever) until the oldest
- * chunk is dropped, which shifts every index by the same amount (`dropped`), once per chunk.
+ * Rows kept for scroll-back: one per event of the page's history that the diagram draws, as
+ * the event's seq only; a row object is made when the view draws it (`row(i)`). Indices only
+ * grow (a row keeps its y for ever) until the history lets its oldest events go, which drops
+ * their rows and shifts every index by the same amount (`dropped`), once per history trim.
  */
 export class SequenceModel {
-  constructor({ max = 6000, chunk = 1000 } = {}) {
-    this.max = max;
-    this.chunk = chunk;
-    this.rows = [];
+  /** @param {import("../history.js").EventHistory} history  the events the rows are read from */
+  constructor(history) {
+    this.history = history;
+    this.focus = null;
+    this.seqs = new Float64Array(history.capacity);
+    this.length = 0;
     this.dropped = 0; // rows discarded since the start: the view keeps its scroll position with it
   }
 
-  push(event, focus) {
+  /** Adds the row of an event just added to the history; returns the row, or null if it has none. */
+  push(event, focus = this.focus) {
     const row = rowFor(event, focus);
     if (!row) return null;
-    this.rows.push(row);
-    if (this.rows.length > this.max) {
-      this.rows.splice(0, this.chunk);
-      this.dropped += this.chunk;
-    }
+    this.#forget();
+    this.seqs[this.length++] = event.seq;
     return row;
   }
 
-  /** Rebuilds the rows for a new focus (a user action, not a per-event cost). */
-  rebuild(events, focus) {
-    this.rows = [];
-    for (const e of events) this.push(e, focus);
+  /** Drops the rows whose events the history no longer keeps. */
+  #forget() {
+    const first = this.history.firstSeq();
+    let n = 0;
+    while (n < this.length && this.seqs[n] < first) n++;
+    if (!n && this.length < this.seqs.length) return;
+    n = Math.max(n, this.length - this.seqs.length + 1);
+    this.seqs.copyWithin(0, n, this.length);
+    this.length -= n;
+    this.dropped += n;
+  }
+
+  /** Rebuilds the rows from the history for a new focus (a user action, not a per-event cost). */
+  rebuild(focus) {
+    this.focus = focus;
+    this.length = 0;
     this.dropped = 0;
+    for (let i = 0; i < this.history.length; i++) {
+      if (rowFor(this.history.at(i), focus)) this.seqs[this.length++] = this.history.seq[i];
+    }
+  }
+
+  seqAt(i) {
+    return this.seqs[i];
+  }
+
+  /** The row at index `i`, made from its event in the history. */
+  row(i) {
+    const event = i >= 0 && i < this.length ? this.history.get(this.seqs[i]) : null;
+    return event && rowFor(event, this.focus);
   }
 
   /** Rows with index in [from, to). */
   slice(from, to) {
-    return this.rows.slice(Math.max(0, from), Math.max(0, to));
+    const rows = [];
+    for (let i = Math.max(0, from); i < Math.min(this.length, to); i++) rows.push(this.row(i));
+    return rows;
+  }
+
+  /** Every row kept, made at once (for tests and export, not for drawing). */
+  get rows() {
+    return this.slice(0, this.length);
   }
 }

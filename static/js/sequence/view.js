@@ -13,6 +13,7 @@
 //   Below the live row there is blank space until the chunk is full: following the live end
 //   scrolls to the live row, not to the bottom, and scrolling into the blank snaps back.
 // Mermaid is kept for static diagrams and export (see static-diagrams.js).
+/** @typedef {import("../history.js").EventHistory} EventHistory */
 import { LANES, SequenceModel } from "./model.js";
 import { formatOffset } from "../time.js";
 
@@ -28,15 +29,16 @@ const CHUNK = ROW_H * 100; // the scroll height grows by this much at a time
 export class SequenceView {
   /**
    * @param {HTMLElement} root  element with .seq-head, .seq-scroll and .seq-live inside
-   * @param {{d3: any, t: Function, onSelect: Function, request?: Function}} options
-   *   `request` asks the page for a frame pass (which calls `render`)
+   * @param {{d3: any, t: Function, history: EventHistory, onSelect: Function, request?: Function}} options
+   *   `history` holds the events the rows are made from; `request` asks the page for a frame
+   *   pass (which calls `render`)
    */
-  constructor(root, { d3, t, onSelect, request }) {
+  constructor(root, { d3, t, history, onSelect, request }) {
     this.d3 = d3;
     this.t = t;
     this.onSelect = onSelect;
     this.request = request ?? (() => this.schedule());
-    this.model = new SequenceModel();
+    this.model = new SequenceModel(history);
     this.focus = null;
     this.follow = true;
     this.root = root;
@@ -53,7 +55,9 @@ export class SequenceView {
     this.top = 0; // the scroll position, as last set or seen (never read back in a frame pass)
     this.drawn = new Map(); // seq -> {g, row, index, block}
     this.blocks = new Map(); // block number -> {svg, rows: Set(seq)}
-    this.arriving = new Map(); // seq -> {g, row, line, x1, x2, head, label, gutter}
+    this.arriving = new Map(); // seq -> {g, row, arrivedAt, line, x1, x2, head, label, gutter}
+    this.fresh = new Set(); // seqs of rows that arrived while following, not drawn yet
+    this.arrivedAt = new Map(); // seq -> when its row was first drawn (for the last FRESH_MS)
     this.scroller.addEventListener("scroll", () => {
       const top = this.scroller.scrollTop;
       if (Math.abs(top - this.top) < 1) return; // the scroll the view made itself
@@ -122,9 +126,10 @@ export class SequenceView {
     }));
   }
 
-  setFocus(node, events) {
+  /** Rows for another node, rebuilt from the history. */
+  setFocus(node) {
     this.focus = node;
-    this.model.rebuild(events, node);
+    this.model.rebuild(node);
     this.droppedSeen = 0;
     this.renderHead();
     this.#clear();
@@ -137,10 +142,7 @@ export class SequenceView {
   /** Appends the rows of newly arrived events; they are drawn by the next frame pass. */
   append(events, { fresh = true } = {}) {
     const added = [];
-    for (const e of events) {
-      const row = this.model.push(e, this.focus);
-      if (row) added.push(row);
-    }
+    for (const e of events) if (this.model.push(e)) added.push(e.seq);
     if (!added.length) return;
     // Arrivals are animated one by one as they come; in a burst only the last few are, so a
     // catch-up after a reconnect does not light up the whole diagram.
@@ -166,13 +168,15 @@ export class SequenceView {
   render() {
     const now = performance.now();
     if (this.newRows) {
-      if (this.follow) for (const row of this.newRows) row.fresh = true;
+      if (this.follow) for (const seq of this.newRows) this.fresh.add(seq);
       this.newRows = null;
     }
+    for (const [seq, at] of this.arrivedAt) if (now - at >= FRESH_MS) this.arrivedAt.delete(seq);
     if (this.dirty) {
       this.dirty = false;
       this.#window(now);
     }
+    this.fresh.clear(); // an arrival not drawn in its pass is not animated later
     for (const [seq, item] of this.arriving) {
       if (!this.drawn.has(seq) || this.#arrive(item, now)) this.arriving.delete(seq);
     }
@@ -187,8 +191,8 @@ export class SequenceView {
   }
 
   #window(now) {
-    const rows = this.model.rows;
-    const height = Math.max(rows.length * ROW_H + 8, this.viewHeight);
+    const model = this.model;
+    const height = Math.max(model.length * ROW_H + 8, this.viewHeight);
     if (height !== this.height) {
       this.height = height;
       const svgHeight = Math.max(this.viewHeight, Math.ceil(height / CHUNK) * CHUNK);
@@ -208,10 +212,10 @@ export class SequenceView {
     }
     if (this.follow) this.#scrollTo(Math.max(0, height - this.viewHeight));
     const first = Math.max(0, Math.floor(this.top / ROW_H) - OVERSCAN);
-    const last = Math.min(rows.length, Math.ceil((this.top + this.viewHeight) / ROW_H) + 1);
+    const last = Math.min(model.length, Math.ceil((this.top + this.viewHeight) / ROW_H) + 1);
     // Rows that left the window go, with their block when it is empty.
     for (const [seq, item] of this.drawn) {
-      if (item.index >= first && item.index < last && rows[item.index]?.seq === seq) continue;
+      if (item.index >= first && item.index < last && model.seqAt(item.index) === seq) continue;
       item.g.remove();
       this.drawn.delete(seq);
       const block = this.blocks.get(item.block);
@@ -222,8 +226,9 @@ export class SequenceView {
       }
     }
     for (let i = first; i < last; i++) {
-      const row = rows[i];
-      if (this.drawn.has(row.seq)) continue;
+      if (this.drawn.has(model.seqAt(i))) continue;
+      const row = model.row(i);
+      if (!row) continue;
       const b = Math.floor(i / BLOCK);
       const block = this.#block(b);
       const g = this.d3.select(block.svg).append("g");
@@ -265,12 +270,10 @@ export class SequenceView {
     if (row.event?.component) classes.push(`c-${row.event.component}`);
     g.attr("class", classes.join(" ")).attr("data-seq", row.seq).attr("data-kind", row.kind)
       .attr("data-node", row.node ?? "").attr("data-label", row.label);
-    if (row.fresh) {
-      row.fresh = false; // scrolling back to it later does not replay the arrival
-      row.arrivedAt = now;
-    }
+    // Scrolling back to a row later does not replay its arrival.
+    if (this.fresh.delete(row.seq)) this.arrivedAt.set(row.seq, now);
     const y = top + 15;
-    const item = { row };
+    const item = { row, arrivedAt: this.arrivedAt.get(row.seq) };
     g.append("rect").attr("class", "hit").attr("x", 0).attr("y", top).attr("width", this.width).attr("height", ROW_H);
     item.gutter = g.append("text").attr("class", "gutter").attr("x", 4).attr("y", y).text(formatOffset(row.t));
     if (row.kind === "note") {
@@ -317,7 +320,7 @@ export class SequenceView {
       const label = row.code && row.code >= 400 ? `${row.label} → ${row.code}` : row.label;
       item.label = g.append("text").attr("class", "label").attr("x", (x1 + x2) / 2).attr("y", y - 7).attr("text-anchor", "middle").text(label);
     }
-    if (row.arrivedAt !== undefined && now - row.arrivedAt < FRESH_MS && !this.#arrive(item, now)) {
+    if (item.arrivedAt !== undefined && now - item.arrivedAt < FRESH_MS && !this.#arrive(item, now)) {
       this.arriving.set(row.seq, item);
     }
   }
@@ -328,7 +331,7 @@ export class SequenceView {
    * step writes an attribute of one element, never a class on the row (which would restyle it).
    */
   #arrive(item, now) {
-    const age = now - item.row.arrivedAt;
+    const age = now - item.arrivedAt;
     if (item.line) {
       const f = Math.min(1, Math.max(0.25, age / DRAW_MS));
       const x = f >= 1 ? item.x2 : item.x1 + (item.x2 - item.x1) * (1 - (1 - f) ** 2);
