@@ -303,7 +303,7 @@ export class ClusterView {
         const card = this.cards.get(key.slice(5));
         if (card) {
           card.visible = false;
-          if (card.kind !== "card") card.el = null; // rebuilt when it comes back
+          if (card.kind !== "card") release(card); // rebuilt when it comes back
         }
       }
     }
@@ -391,29 +391,29 @@ export class ClusterView {
 
   /**
    * The node's card: its signature says whether what it shows (apart from the moving bars)
-   * changed; its element is (re)built only then, and in the virtual list only while mounted.
+   * changed; its element is (re)built only then, and in the virtual list only while mounted. A
+   * row out of view has no element and no signature: only what sets its height is kept current
+   * (on a 100-node page, most rows; their signatures would be the bulk of the first render).
    */
   #card(node, pods) {
     const name = nameOf(node);
     const kind = !this.compact || name === this.focus ? "card" : "row";
     const faults = this.controllers.faultsOf(name);
-    const evictions = pods.map((p) => this.controllers.evictions.get(podKey(p))?.fireAt ?? "");
-    // A Lease renewal moves only the bar (tick reads the Lease from the store): no rebuild.
-    const signature = JSON.stringify([kind, node.metadata?.resourceVersion, node.spec, node.status?.conditions,
-      pods.map((p) => [nameOf(p), p.metadata?.resourceVersion, podReady(p), isTerminating(p), p.status?.phase]), faults, evictions]);
     let card = this.cards.get(name);
-    if (card && card.signature === signature) return card;
+    const drawn = !this.compact || kind === "card" || Boolean(card?.el);
+    const signature = drawn ? this.#signature(kind, node, pods, faults) : null;
+    if (card && signature !== null && card.signature === signature) return card;
     if (!card) {
-      card = { name, visible: !this.compact, el: null };
+      card = { name, visible: !this.compact, el: null, signature: null };
       this.cards.set(name, card);
     }
     const before = [card.kind, card.extra];
     card.signature = signature;
     card.kind = kind;
     card.node = node;
-    card.pods = pods.sort((a, b) => naturalCompare(nameOf(a), nameOf(b)));
+    card.pods = pods;
     card.faults = faults;
-    card.extra = kind === "row" && (faults.length > 0 || this.#chips(node).length > 0);
+    card.extra = kind === "row" && (faults.length > 0 || chipsOf(node).length > 0);
     card.stale = true;
     if (this.compact && (before[0] !== card.kind || before[1] !== card.extra)) {
       // Its height changes: remount it as what it is now.
@@ -424,12 +424,19 @@ export class ClusterView {
         this.mounted.delete(key);
       }
       if (card.el) this.cardObserver.unobserve(card.el);
-      card.el = null;
+      release(card);
       card.visible = false;
       this.layoutDirty = true;
     }
     if (!this.compact || card.el) this.#ensureElement(card);
     return card;
+  }
+
+  /** What a card shows apart from the moving bars (a Lease renewal moves only the bar). */
+  #signature(kind, node, pods, faults) {
+    const evictions = pods.map((p) => this.controllers.evictions.get(podKey(p))?.fireAt ?? "");
+    return JSON.stringify([kind, node.metadata?.resourceVersion, node.spec, node.status?.conditions,
+      pods.map((p) => [nameOf(p), p.metadata?.resourceVersion, podReady(p), isTerminating(p), p.status?.phase]), faults, evictions]);
   }
 
   /** Builds (or rebuilds, when stale) the card's element. */
@@ -444,6 +451,8 @@ export class ClusterView {
       else if (card.kind === "card") this.cardObserver.observe(article);
     }
     card.stale = false;
+    card.signature ??= this.#signature(card.kind, card.node, card.pods, card.faults);
+    card.pods.sort((x, y) => naturalCompare(nameOf(x), nameOf(y)));
     this.#fillCard(card);
     if (card.visible) this.#tickCard(card, this.clock.now(), this.controllers.gracePeriod);
   }
@@ -453,35 +462,18 @@ export class ClusterView {
     this.observer.unobserve(card.el);
     this.cardObserver.unobserve(card.el);
     card.el.remove();
-    card.el = null;
+    release(card);
   }
 
   /** Condition and taint chips of a node (what a row shows on its second line). */
   #chips(node) {
-    const chips = [];
-    for (const type of PRESSURE) {
-      const c = condition(node, type);
-      if (c && c.status !== "False") {
-        const chip = el("span", `chip cond cond-${c.status}`, `${type}=${c.status}`);
-        chip.translate = false;
-        chips.push(chip);
-      }
-    }
-    const ready = condition(node, "Ready");
-    if (ready && ready.status !== "True") {
-      const chip = el("span", `chip cond cond-${ready.status}`, `Ready=${ready.status}${ready.reason ? ` (${ready.reason})` : ""}`);
+    return chipsOf(node).map(({ cls, text, title, taint }) => {
+      const chip = el("span", `chip ${cls}`, text);
       chip.translate = false;
-      chip.title = ready.message ?? "";
-      chips.push(chip);
-    }
-    for (const taint of taintsOf(node)) {
-      const chip = el("span", `chip taint effect-${taint.effect}`, `${taint.key.replace("node.kubernetes.io/", "")}:${taint.effect}`);
-      chip.translate = false;
-      chip.title = taintString(taint);
-      chip.dataset.taint = `${taint.key}:${taint.effect}`;
-      chips.push(chip);
-    }
-    return chips;
+      if (title !== undefined) chip.title = title;
+      if (taint) chip.dataset.taint = taint;
+      return chip;
+    });
   }
 
   #fillCard(card) {
@@ -637,6 +629,35 @@ export class ClusterView {
     }
     return true;
   }
+}
+
+/** The chips of a node, as data: pressure and not-Ready conditions, then taints. */
+function chipsOf(node) {
+  const chips = [];
+  for (const type of PRESSURE) {
+    const c = condition(node, type);
+    if (c && c.status !== "False") chips.push({ cls: `cond cond-${c.status}`, text: `${type}=${c.status}` });
+  }
+  const ready = condition(node, "Ready");
+  if (ready && ready.status !== "True") {
+    chips.push({ cls: `cond cond-${ready.status}`, text: `Ready=${ready.status}${ready.reason ? ` (${ready.reason})` : ""}`,
+      title: ready.message ?? "" });
+  }
+  for (const taint of taintsOf(node)) {
+    chips.push({ cls: `taint effect-${taint.effect}`, text: `${taint.key.replace("node.kubernetes.io/", "")}:${taint.effect}`,
+      title: taintString(taint), taint: `${taint.key}:${taint.effect}` });
+  }
+  return chips;
+}
+
+/**
+ * Lets a card's element go: its parts too, which would otherwise keep the whole detached
+ * subtree alive (a child holds its parent) until the card is built again.
+ */
+function release(card) {
+  card.el = null;
+  card.bar = card.fill = card.text = card.statusPost = null;
+  card.items = [];
 }
 
 /** Sets a bar's fraction (the CSS variable its background is sized by) when it changed. */

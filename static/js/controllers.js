@@ -43,7 +43,6 @@ export class ControllerState {
     this.activeFaults = new Map(); // node or zone or "" -> Set of actions in force
     this.lastPass = new Map(); // node -> {t, record, decisions} of the NLC's latest monitor pass
     this.passBuffer = new Map(); // node -> decisions of the pass in progress
-    this.podDecisions = new Map(); // "ns/pod" -> latest TEC decision
     this.version = (this.version ?? 0) + 1;
   }
 
@@ -85,7 +84,6 @@ export class ControllerState {
     }
     if (event.component === "taint-eviction-controller" && event.pod) {
       const key = podKey(event.pod);
-      this.podDecisions.set(key, event);
       const fireAt = pick(inputs, "fireAt", "fire_at");
       const outcome = String(event.outcome ?? "");
       if (/cancel|forever|never/i.test(outcome) || /cancel/.test(event.rule ?? "")) this.evictions.delete(key);
