@@ -188,6 +188,12 @@ LANES = {
     "workload-controllers": _("ReplicaSet, DaemonSet, PodGC"),
 }
 
+# Shorter lane names, shown where the full one does not fit in two lines (a laptop); the
+# label's tooltip keeps the full name.
+LANES_SHORT = {
+    "workload-controllers": _("ReplicaSet, DS, PodGC"),
+}
+
 # Which branch of tryUpdateNodeHealth refreshed (or did not refresh) the probe timestamp.
 BRANCHES = {
     "lease-renewed": _("newer Lease renewTime, probe refreshed"),
@@ -336,6 +342,7 @@ def ui_strings() -> dict[str, str]:
     strings.update({f"fault-flag.{k}": str(v) for k, v in FAULT_FLAGS.items()})
     strings.update({f"transition.{k}": str(v) for k, v in TRANSITIONS.items()})
     strings.update({f"lane.{k}": str(v) for k, v in LANES.items()})
+    strings.update({f"lane-short.{k}": str(v) for k, v in LANES_SHORT.items()})
     strings.update({f"branch.{k}": str(v) for k, v in BRANCHES.items()})
     for rule, (title, explain) in RULES.items():
         strings[f"rule.{rule}"] = str(title)

@@ -107,7 +107,7 @@ export class SequenceView {
    * are neither cut nor overlapping on a laptop.
    */
   renderHead() {
-    this.head.replaceChildren(...LANES.map((lane, i) => {
+    const labels = LANES.map((lane, i) => {
       const div = document.createElement("div");
       div.className = `lane-label lane-${lane.id} tier-${i % 2}`;
       const x = this.x.get(lane.id);
@@ -123,7 +123,15 @@ export class SequenceView {
       div.title = text.replace(/\n/g, " ");
       div.append(span);
       return div;
-    }));
+    });
+    this.head.replaceChildren(...labels);
+    // A name that does not fit in its two lines takes its short form, if it has one (on resize
+    // and refocus only: the one layout read of the head).
+    LANES.forEach((lane, i) => {
+      const span = labels[i].firstChild;
+      const short = this.t(`lane-short.${lane.id}`, {}, "");
+      if (short && span.scrollHeight > span.clientHeight + 1) span.textContent = short;
+    });
   }
 
   /** Rows for another node, rebuilt from the history. */
