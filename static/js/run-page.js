@@ -15,7 +15,7 @@ import { makeTranslator, readJson } from "./i18n.js";
 import { nameOf, naturalCompare, readyOf, zoneOf } from "./k8s.js";
 import { KubectlPanel } from "./kubectl-panel.js";
 import { SequenceView } from "./sequence/view.js";
-import { renderStatic, sequenceToMermaid } from "./static-diagrams.js";
+import { loadOnIntent, renderStatic, sequenceToMermaid } from "./static-diagrams.js";
 import { ObjectStore } from "./store.js";
 import { formatOffset, formatUtc, VirtualClock } from "./time.js";
 import { Timeline } from "./timeline.js";
@@ -98,6 +98,7 @@ class RunPage {
       tab.addEventListener("click", () => this.showTab(tab.dataset.tab));
     }
     $("#export-sequence")?.addEventListener("click", () => this.exportSequence());
+    loadOnIntent($('[data-tab="diagrams"]'), this.config.mermaid);
     if (this.control) {
       $("#control-bar").hidden = false;
       $("#faults").hidden = false;

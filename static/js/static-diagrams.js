@@ -2,7 +2,14 @@
 // the incremental SVG renderer; Mermaid re-renders everything and is too slow to follow events.
 import { LANES } from "./sequence/model.js";
 
+// Loading it costs one main-thread task of about half a second and ~4 MB of heap, so it is not
+// loaded ahead in idle time (the live view would stall and keep the memory for nothing): it
+// starts when the pointer or focus reaches the Diagrams tab, and drawn diagrams are cached in
+// localStorage, so later pages show them without Mermaid at all.
 let loading = null;
+let mermaidTheme = null; // the theme Mermaid was initialised with
+
+const currentTheme = () => (document.documentElement.dataset.theme === "projector" ? "dark" : "default");
 
 export function loadMermaid(src) {
   if (window.mermaid) return Promise.resolve(window.mermaid);
@@ -10,8 +17,8 @@ export function loadMermaid(src) {
     const script = document.createElement("script");
     script.src = src;
     script.onload = () => {
-      const dark = document.documentElement.dataset.theme === "projector";
-      window.mermaid.initialize({ startOnLoad: false, securityLevel: "strict", theme: dark ? "dark" : "default", fontFamily: "inherit" });
+      mermaidTheme = currentTheme();
+      window.mermaid.initialize({ startOnLoad: false, securityLevel: "strict", theme: mermaidTheme, fontFamily: "inherit" });
       resolve(window.mermaid);
     };
     script.onerror = reject;
@@ -45,12 +52,48 @@ export function sequenceToMermaid(rows, laneName) {
   return lines.join("\n");
 }
 
-/** Renders every `<pre class="mermaid-src">` inside root once. */
+/** Starts loading Mermaid when the user is about to open the Diagrams tab. */
+export function loadOnIntent(tab, src) {
+  const start = () => loadMermaid(src).catch(() => {}); // a failure shows when the tab opens
+  tab.addEventListener("pointerenter", start, { once: true });
+  tab.addEventListener("focus", start, { once: true });
+}
+
+/** A short hash of a diagram's text (FNV-1a), for its cache key. */
+function hashOf(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(36) + text.length.toString(36);
+}
+
+function cached(key) {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null; // storage disabled
+  }
+}
+
+function remember(key, svg) {
+  try {
+    localStorage.setItem(key, svg);
+  } catch {
+    // full or disabled: the diagram is drawn again next time
+  }
+}
+
+/** Renders every `<pre class="mermaid-src">` inside root once (from the cache when it can). */
 export async function renderStatic(root, src) {
-  const mermaid = await loadMermaid(src);
   let i = 0;
   for (const pre of root.querySelectorAll("pre.mermaid-src:not([data-done])")) {
-    const { svg } = await mermaid.render(`static-diagram-${Date.now()}-${i++}`, pre.textContent);
+    const key = `heartbeat-diagram:${src}:${mermaidTheme ?? currentTheme()}:${hashOf(pre.textContent)}`;
+    let svg = cached(key);
+    if (!svg) {
+      const mermaid = await loadMermaid(src);
+      ({ svg } = await mermaid.render(`static-diagram-${Date.now()}-${i++}`, pre.textContent));
+      remember(key, svg);
+    }
+    if (pre.dataset.done) continue; // drawn meanwhile (the tab was opened twice)
     const figure = document.createElement("div");
     figure.className = "mermaid-figure";
     figure.innerHTML = svg;
