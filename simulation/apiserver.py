@@ -95,16 +95,18 @@ class APIServer:
 
     # -- watches ------------------------------------------------------------------------
 
-    def watch(self, resource: str, lane: str, handler: Handler | None = None) -> None:
+    def watch(self, resource: str, lane: str, handler: Handler | None = None, *, drawn: bool = True) -> None:
         """Subscribe an informer event handler; it runs after the shared cache is updated.
 
         Without a handler the lane only reads the informer's cache (the NodeLifecycleController
         reads Leases that way): those writes are not scheduled as deliveries; `cached` answers
         from a short per-object history instead, with the same `watch_delay`.
+        `drawn=False` keeps the lane out of the events' watcher lists: each kubelet watches
+        only its own Node, so a Node write is not drawn as reaching every kubelet.
         """
         if handler is not None:
             self.handlers[resource].append((lane, handler))
-        if lane not in self._watchers[resource]:
+        if drawn and lane not in self._watchers[resource]:
             # a new tuple: events already emitted keep the watcher list of their moment
             self._watchers[resource] = (*self._watchers[resource], lane)
 

@@ -56,6 +56,7 @@ class Simulation:
         # pods by node, kept from the shared informer cache (every controller's pod index)
         self._pods_by_node: dict[str, dict[str, Pod]] = {}
         self.api.watch("pods", "kubelet", self._index_pod)
+        self.api.watch("nodes", "kubelet", self._on_node_for_kubelet, drawn=False)
         self.kubelets: dict[str, Kubelet] = {}
         self._node_index = 0
         self.nlc = NodeLifecycleController(self.ctx, self.pods_on_node)
@@ -162,6 +163,13 @@ class Simulation:
             if kubelet is not None:
                 kubelet.on_pod(old, new)
 
+    def _on_node_for_kubelet(self, old: Node | None, new: Node | None) -> None:
+        """The kubelet's own Node informer: a new version may change what its status sync does."""
+        node = new or old
+        kubelet = self.kubelets.get(node.metadata.name) if node is not None else None
+        if kubelet is not None and kubelet.status is not None:
+            kubelet.status.wake(inclusive=False)
+
     # -- commands ------------------------------------------------------------------------------
 
     def _schedule(self, body: dict[str, Any], when: int) -> dict[str, Any]:
@@ -181,6 +189,9 @@ class Simulation:
                             "summary": _describe(cmd)})
         handler = getattr(self, "_do_" + action.replace("-", "_"))
         handler(cmd)
+        for kubelet in self.kubelets.values():  # a command may change what any status sync reads
+            if kubelet.status is not None:
+                kubelet.status.wake(inclusive=True)
 
     def _kubelet(self, cmd: dict[str, Any]) -> Kubelet | None:
         return self.kubelets.get(cmd["node"])

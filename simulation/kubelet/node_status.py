@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import MS, US
 from ..context import jitter
+from ..engine import ProcessHandle
 from ..objects import LABEL_HOSTNAME, LABEL_ZONE, Node, NodeCondition, ObjectMeta, evolve
 
 if TYPE_CHECKING:
@@ -94,14 +95,62 @@ class NodeStatusSyncer:
         self.registered = False
         self._verified: Node | None = None  # the Node object last found up to date while steady
         self._informer_node: Node | None = None
+        self._handle: ProcessHandle | None = None  # the syncNodeStatus loop
+        self._dozing: tuple[int, list[int]] | None = None  # (since, the jitters of the ticks it sleeps through)
+        self._jitters: list[int] = []  # drawn for a doze, not used yet
 
     # -- loops -----------------------------------------------------------------------------
 
     def run(self) -> Generator[int, Any, None]:
         period = self.ctx.kubelet.node_status_update_frequency
+        self._handle = self.ctx.engine.current
         while True:
-            yield from self.sync_node_status()
-            yield jitter(self.rng, period)
+            quiet = yield from self.sync_node_status()
+            if quiet and self.last_status_report_time is not None:
+                yield self._doze(period)
+            else:
+                yield self._next_jitter(period)
+
+    # -- dozing ----------------------------------------------------------------------------
+    #
+    # A healthy kubelet's sync finds nothing to post for 5 minutes in a row: 30 wake-ups that
+    # each return at once, a third of a large cluster's events. While nothing the sync reads
+    # can change, the loop sleeps straight to the tick where the report is due, drawing the
+    # same jitters in the same order. Anything that could change the answer (a new version
+    # of its Node in the informer, any command) wakes it at the tick it would have had, and
+    # the jitters it has not used yet are used next: the run is the same, tick for tick.
+
+    def _next_jitter(self, period: int) -> int:
+        return self._jitters.pop(0) if self._jitters else jitter(self.rng, period)
+
+    def _doze(self, period: int) -> int:
+        now = self.ctx.engine.now
+        due = self.last_status_report_time + self.ctx.kubelet.node_status_report_frequency
+        steps = [self._next_jitter(period)]
+        tick = now + steps[0]
+        while tick < due:
+            steps.append(self._next_jitter(period))
+            tick += steps[-1]
+        self._dozing = (now, steps)
+        return tick - now
+
+    def wake(self, *, inclusive: bool) -> None:
+        """Something the sync reads may have changed: resume at the first tick from now on
+        (`inclusive`: a tick at this very instant counts, as it does after a command, which
+        sorts first at its instant; a watch delivery sorts after a tick scheduled earlier)."""
+        if self._dozing is None:
+            return
+        (start, steps), self._dozing = self._dozing, None
+        now = self.ctx.engine.now
+        tick, used = start, 0
+        while used < len(steps):
+            tick += steps[used]
+            used += 1
+            if tick > now or (inclusive and tick == now):
+                break
+        if used < len(steps) and self._handle is not None and self._handle.alive:
+            self._jitters[:0] = steps[used:]
+            self.ctx.engine.wake_at(self._handle, tick)
 
     def run_fast_status_update(self) -> Generator[int, Any, None]:
         """fastStatusUpdateOnce: every 100 ms until Ready is posted True or 120 s passed."""
@@ -125,7 +174,8 @@ class NodeStatusSyncer:
 
     # -- one sync ----------------------------------------------------------------------------
 
-    def sync_node_status(self) -> Generator[int, Any, None]:
+    def sync_node_status(self) -> Generator[int, Any, bool]:
+        """One syncNodeStatus; True when it found nothing to post and nothing moving."""
         if not self.registered:
             yield from self.register_with_api_server()
         k = self.kubelet
@@ -148,18 +198,19 @@ class NodeStatusSyncer:
                           or now - self.last_status_report_time >= self.ctx.kubelet.node_status_report_frequency)
             steady = k.steady(now)
             if not report_due and steady and original is self._verified:
-                return  # same Node object, same inputs: the setters would give the same answer
+                return True  # same Node object, same inputs: the setters would give the same answer
             desired = desired_conditions(k, now)
             if not report_due and unchanged(original.conditions, desired):
                 self._verified = original if steady else None
-                return  # the common case: nothing to post
+                return steady  # the common case: nothing to post
             conditions = apply_setters(k, original, now, desired)
             if not (status_changed(original.conditions, conditions) or report_due):
-                return
+                return False
             ok = yield from self.patch_status(original, conditions,
                                               reason="changed" if not report_due else "report frequency")
             if ok:
-                return
+                return False
+        return False
 
     def _get_node(self) -> Generator[int, Any, Any]:
         k = self.kubelet
