@@ -381,19 +381,9 @@ class APIServer:
                  removed: bool = False) -> None:
         resource = new.resource
         m = new.metadata
-        node = _node_of(new)
         received = self.engine.now if received is None else received
-        watchers = self._watchers[resource]
-
-        def fields() -> dict[str, Any]:  # built only when someone reads the event
-            return {
-                "user": actor.user, "verb": verb, "resource": resource, "subresource": subresource,
-                "namespace": m.namespace, "name": m.name, "code": 201 if verb == "create" else 200, "message": None,
-                "removed": removed, "watchers": list(watchers), "received": received,
-                "summary": _summary(verb, resource, subresource, old, new, removed),
-            }
-
-        self.recorder.emit("write", actor.component, node, fields, new)
+        fields = _WriteFields(actor.user, verb, subresource, old, new, removed, self._watchers[resource], received)
+        self.recorder.emit("write", actor.component, _node_of(new), fields, new)
         if resource in ("nodes", "pods", "endpointslices"):
             _transitions(self.recorder, actor.component, old, None if removed else new, new)
         key = (m.namespace, m.name)
@@ -421,6 +411,30 @@ class APIServer:
             source_host=source_host, first_timestamp=self.engine.now, last_timestamp=self.engine.now,
         )
         self.create(actor, ev)
+
+
+class _WriteFields:
+    """A write event's fields, built only when someone reads the event (most never are).
+
+    One small object instead of a closure: a closure over these values is a function and ten
+    cells, all tracked by the cyclic collector, which then spent 15 % of a large run walking
+    them after each slice."""
+
+    __slots__ = ("user", "verb", "subresource", "old", "new", "removed", "watchers", "received")
+
+    def __init__(self, user: str, verb: str, subresource: str, old: Any, new: Any, removed: bool,
+                 watchers: tuple[str, ...], received: int) -> None:
+        self.user, self.verb, self.subresource, self.old, self.new = user, verb, subresource, old, new
+        self.removed, self.watchers, self.received = removed, watchers, received
+
+    def __call__(self) -> dict[str, Any]:
+        new, m, resource, verb = self.new, self.new.metadata, self.new.resource, self.verb
+        return {
+            "user": self.user, "verb": verb, "resource": resource, "subresource": self.subresource,
+            "namespace": m.namespace, "name": m.name, "code": 201 if verb == "create" else 200, "message": None,
+            "removed": self.removed, "watchers": list(self.watchers), "received": self.received,
+            "summary": _summary(verb, resource, self.subresource, self.old, new, self.removed),
+        }
 
 
 def _node_of_key(resource: str, name: str) -> str | None:
