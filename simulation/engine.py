@@ -29,6 +29,11 @@ PRIORITY_NORMAL = 1
 
 Process = Generator[int, Any, Any]
 
+# The callback of a process wake-up entry, whose last field is then the handle itself: no
+# bound method and no args tuple per wake-up (each would be one more object for the cyclic
+# collector to walk, millions in a large run).
+_RESUME: Any = object()
+
 
 class Timer:
     """Handle of a scheduled callback; `cancel()` makes it a no-op."""
@@ -95,22 +100,23 @@ class Engine:
 
     def spawn(self, gen: Process, name: str = "", delay: int = 0) -> ProcessHandle:
         handle = ProcessHandle(gen, name)
-        self.call_later(delay, self._resume, handle, None)
+        self._seq += 1
+        heapq.heappush(self._heap, [self.now + delay, PRIORITY_NORMAL, self._seq, _RESUME, handle])
         return handle
 
-    def _resume(self, handle: ProcessHandle, value: Any) -> None:
+    def _resume(self, handle: ProcessHandle) -> None:
         if not handle.alive:
             return
         self.current = handle
         try:
-            delay = handle.gen.send(value)
+            delay = handle.gen.send(None)
         except StopIteration:
             handle.alive = False
             return
         finally:
             self.current = None
         self._seq += 1
-        entry = [self.now + delay, PRIORITY_NORMAL, self._seq, self._resume, (handle, None)]
+        entry = [self.now + delay, PRIORITY_NORMAL, self._seq, _RESUME, handle]
         heapq.heappush(self._heap, entry)
         handle.wake = entry
 
@@ -119,7 +125,7 @@ class Engine:
         if handle.wake is not None:
             handle.wake[3] = None
         self._seq += 1
-        entry = [max(when, self.now), PRIORITY_NORMAL, self._seq, self._resume, (handle, None)]
+        entry = [max(when, self.now), PRIORITY_NORMAL, self._seq, _RESUME, handle]
         heapq.heappush(self._heap, entry)
         handle.wake = entry
 
@@ -138,6 +144,9 @@ class Engine:
                 continue
             entry[3] = None  # a fired timer is no longer active
             self.now = entry[0]
-            fn(*entry[4])
+            if fn is _RESUME:
+                self._resume(entry[4])
+            else:
+                fn(*entry[4])
         if until > self.now:
             self.now = until
