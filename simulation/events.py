@@ -73,6 +73,13 @@ class Recorder:
         self.pending.append(ev)
         return ev
 
+    def emit_as(self, cls: type[SimEvent], type_: str, component: str, node: str | None, obj: Any = None) -> Any:
+        """An event of a subclass that builds its own fields (see apiserver.WriteEvent)."""
+        self.seq += 1
+        ev = cls(self.seq, self.now(), type_, component, node, None, obj, self.clock)
+        self.pending.append(ev)
+        return ev
+
     def decision(self, component: str, rule: str, node: str | None, inputs: dict[str, Any], outcome: str,
                  explain: str, source: str, pod: str | None = None) -> SimEvent:
         return self.emit("decision", component, node, {
