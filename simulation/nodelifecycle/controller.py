@@ -143,6 +143,7 @@ class NodeLifecycleController:
         self.last_pass: dict[str, PassRecord] = {}
         self._zones: dict[str, tuple[dict[str, str], str]] = {}
         self._steady: dict[str, tuple[Node, str, bool]] = {}  # see "the steady path"
+        self._settled: dict[str, tuple[Node, NodeHealth, int, PassRecord]] = {}  # see _settled_pass
         self.started_at = self.ctx.engine.now
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -198,6 +199,7 @@ class NodeLifecycleController:
                 self.health.pop(name, None)
                 self.last_pass.pop(name, None)
                 self._steady.pop(name, None)
+                self._settled.pop(name, None)
 
         zone_conditions: dict[str, list[str | None]] = {}
         for node in nodes:
@@ -208,7 +210,11 @@ class NodeLifecycleController:
                     zone_conditions.setdefault(zone, []).append("True")
                 continue
             zone = self._zone_of(node)
-            observed, current, node = self._update_node_health(node, zone)
+            verdict = self._settled_pass(name, node, zone, now)
+            if verdict is not None:
+                observed, current = verdict
+            else:
+                observed, current, node = self._update_node_health(node, zone)
             if observed is None:
                 self._steady.pop(name, None)
                 continue  # the health update failed five times: nothing else this pass
@@ -253,6 +259,7 @@ class NodeLifecycleController:
     def _try_update_node_health(self, node: Node, zone: str) -> tuple[bool, str | None, str | None, Node | None]:
         now = self.ctx.engine.now
         name = node.metadata.name
+        self._settled.pop(name, None)
         health = self.health.get(name)
         ready = node.condition("Ready")
         branch = ""
@@ -320,6 +327,8 @@ class NodeLifecycleController:
         current = next(c for c in conditions if c.type == "Ready")
         if current == observed:
             record.current = current.status
+            if branch == "no-news" and ready is not None:
+                self._settled[name] = (node, health, health.probe_timestamp, record)
             return True, observed.status, current.status, None
         updated = evolve(node, conditions=tuple(conditions))
         resp = self.api.update(self.actor, updated, subresource="status")
@@ -380,6 +389,21 @@ class NodeLifecycleController:
                                           "True", "True", zone)
         return True
 
+    def _settled_pass(self, name: str, node: Node, zone: str, now: int) -> tuple[str, str] | None:
+        """An unhealthy node already marked Unknown whose Node, health record and Lease are all
+        unchanged since the last pass: that pass's verdict again, without rebuilding its
+        conditions (each pass of a zone outage re-checks every such node). None: full path."""
+        settled = self._settled.get(name)
+        if settled is None or settled[0] is not node:
+            return None
+        _node, health, probe, last = settled
+        if self.health.get(name) is not health or health.probe_timestamp != probe or _lease_is_news(
+                self.api.cached("leases", name, "kube-node-lease"), health.has_lease, health.lease_renew_time):
+            return None
+        record = PassRecord(now, "no-news", probe, last.grace, last.deadline, last.observed, last.current, zone)
+        self.last_pass[name] = record
+        return last.observed, last.current
+
     # -- pods ----------------------------------------------------------------------------------
 
     def _mark_pods_not_ready(self, node: Node, observed: str, current: str) -> None:
@@ -438,13 +462,13 @@ class NodeLifecycleController:
             if node.has_taint(TAINT_UNREACHABLE, NO_EXECUTE):
                 self._swap_taints(node, TAINT_NOT_READY, TAINT_UNREACHABLE, "nlc.swap-taint",
                                   "Ready went from Unknown to False: the NoExecute taint is swapped at once, without the rate limiter.")
-            elif self._mark_node_for_tainting(node, "False"):
+            elif self._mark_node_for_tainting(node, "False", zone):
                 self._enqueued(name, zone, observed)
         elif observed == "Unknown":
             if node.has_taint(TAINT_NOT_READY, NO_EXECUTE):
                 self._swap_taints(node, TAINT_UNREACHABLE, TAINT_NOT_READY, "nlc.swap-taint",
                                   "Ready went from False to Unknown: the NoExecute taint is swapped at once, without the rate limiter.")
-            elif self._mark_node_for_tainting(node, "Unknown"):
+            elif self._mark_node_for_tainting(node, "Unknown", zone):
                 self._enqueued(name, zone, observed)
         elif observed == "True" and (node.taints or name in self.queues[zone]):
             self._mark_node_as_reachable(node, reason="Ready is True")
@@ -470,8 +494,8 @@ class NodeLifecycleController:
         self._waiting.discard((name, "False"))
         self._waiting.discard((name, "Unknown"))
 
-    def _mark_node_for_tainting(self, node: Node, status: str) -> bool:
-        q = self.queues[zone_key(node)]
+    def _mark_node_for_tainting(self, node: Node, status: str, zone: str) -> bool:
+        q = self.queues[zone]
         key = TAINT_NOT_READY if status == "False" else TAINT_UNREACHABLE
         if not node.has_taint(key, NO_EXECUTE):
             q.remove(node.metadata.name)

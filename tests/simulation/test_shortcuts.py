@@ -49,6 +49,10 @@ def without_steady_nodes(monkeypatch) -> None:
     monkeypatch.setattr(NodeLifecycleController, "_steady_pass", lambda self, name, zone, now: False)
 
 
+def without_settled_nodes(monkeypatch) -> None:
+    monkeypatch.setattr(NodeLifecycleController, "_settled_pass", lambda self, name, node, zone, now: None)
+
+
 CASES = [pytest.param(DOC, 1200, id="mixed-faults"),
          pytest.param("zone-outage-small-zones", None, id="zone-outage-small-zones"),
          pytest.param("graceful-shutdown", None, id="graceful-shutdown"),
@@ -63,7 +67,8 @@ def _resolve(case, until):
 
 
 @pytest.mark.parametrize(("case", "until"), CASES)
-@pytest.mark.parametrize("switch_off", [without_doze, without_steady_nodes], ids=["doze", "steady-nodes"])
+@pytest.mark.parametrize("switch_off", [without_doze, without_steady_nodes, without_settled_nodes],
+                         ids=["doze", "steady-nodes", "settled-nodes"])
 def test_a_shortcut_gives_the_same_run(case, until, switch_off, monkeypatch):
     case, until = _resolve(case, until)
     fast = run_digest(case, until)
