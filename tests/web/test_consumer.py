@@ -285,3 +285,21 @@ async def test_the_feed_keeps_viewers_registered_while_only_frames_flow(run_id, 
         await asyncio.sleep(0.01)
     assert get_redis().zscore(runstore.viewers_key(run_id), viewer) > since
     await ws.disconnect()
+
+
+async def test_viewers_are_closed_to_reconnect_when_the_feed_loses_its_subscription(run_id, monkeypatch):
+    layer = get_channel_layer()
+    receive_for_real, redis_gone = layer.receive, asyncio.Event()
+
+    async def failing_receive(channel: str) -> dict:
+        if "feed." in channel:
+            await redis_gone.wait()
+            raise ConnectionError("Redis went away")
+        return await receive_for_real(channel)
+
+    monkeypatch.setattr(layer, "receive", failing_receive)
+    FakeDriver(run_id).snapshot(0)
+    ws, _ = await connect(f"/ws/runs/{run_id}/")
+    await receive(ws, "snapshot")
+    redis_gone.set()
+    assert await ws.receive_output(timeout=3) == {"type": "websocket.close", "code": 1011}  # pages reconnect on 1011
