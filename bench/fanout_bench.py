@@ -200,7 +200,7 @@ def main() -> None:
         f"\nfan-out benchmark: one run ({sum(z['nodes'] for z in DOCUMENT['cluster']['zones'])} nodes, speed {SPEED:g}x), loopback, {os.cpu_count()} cores"
     )
     print(
-        f"{'server':8} {'viewers':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'frames/s':>9} {'CPU %':>6} {'client CPU %':>12} {'cmd→frame p95 ms':>17}"
+        f"{'server':8} {'viewers':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'frames/s':>9} {'CPU %':>6} {'client CPU %':>12} {'cmd→frame p95 ms':>17} {'join retries':>12}"
     )
     for server_name, rows in results.items():
         for r in rows:

@@ -78,7 +78,13 @@ class RunDriver:
             close_old_connections()
 
     def _drive(self) -> str:
-        run = Run.objects.get(pk=self.run_id)
+        run = Run.objects.filter(pk=self.run_id).first()
+        if run is None:
+            # Redis remembers a run the database does not have (a database reset under a
+            # shared Redis): nothing to drive, and nobody should dispatch it again.
+            log.warning("run %s: listed as active in Redis but not in the database; dropped", self.run_id)
+            runstore.mark_inactive(self.run_id)
+            return "unknown-run"
         if run.status not in ACTIVE_STATUSES:
             runstore.mark_inactive(self.run_id)
             return "ended"

@@ -202,6 +202,12 @@ def test_ended_run_is_not_driven_again(run_factory):
     assert run.id not in runstore.active_runs()
 
 
+def test_a_run_redis_remembers_but_the_database_lacks_is_dropped_quietly(run_factory):
+    runstore.mark_active("gone-run-1")
+    assert RunDriver("gone-run-1").drive() == "unknown-run"
+    assert "gone-run-1" not in runstore.active_runs()
+
+
 def test_events_api_regenerates_what_redis_forgot(run_factory):
     from django.test import Client
 
