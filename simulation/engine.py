@@ -100,9 +100,15 @@ class Engine:
 
     def spawn(self, gen: Process, name: str = "", delay: int = 0) -> ProcessHandle:
         handle = ProcessHandle(gen, name)
-        self._seq += 1
-        heapq.heappush(self._heap, [self.now + delay, PRIORITY_NORMAL, self._seq, _RESUME, handle])
+        self._wake(handle, self.now + delay)
         return handle
+
+    def _wake(self, handle: ProcessHandle, when: int) -> None:
+        """Schedule the process's next wake-up (the one `wake_at` can move)."""
+        self._seq += 1
+        entry = [when, PRIORITY_NORMAL, self._seq, _RESUME, handle]
+        heapq.heappush(self._heap, entry)
+        handle.wake = entry
 
     def _resume(self, handle: ProcessHandle) -> None:
         if not handle.alive:
@@ -115,19 +121,13 @@ class Engine:
             return
         finally:
             self.current = None
-        self._seq += 1
-        entry = [self.now + delay, PRIORITY_NORMAL, self._seq, _RESUME, handle]
-        heapq.heappush(self._heap, entry)
-        handle.wake = entry
+        self._wake(handle, self.now + delay)
 
     def wake_at(self, handle: ProcessHandle, when: int) -> None:
         """Move a sleeping process's next wake-up (e.g. a blocked request when the network heals)."""
         if handle.wake is not None:
             handle.wake[3] = None
-        self._seq += 1
-        entry = [max(when, self.now), PRIORITY_NORMAL, self._seq, _RESUME, handle]
-        heapq.heappush(self._heap, entry)
-        handle.wake = entry
+        self._wake(handle, max(when, self.now))
 
     def peek(self) -> int | None:
         while self._heap and self._heap[0][3] is None:

@@ -354,10 +354,11 @@ class NodeLifecycleController:
     #
     # Most nodes of a large cluster are healthy and unchanged from one pass to the next; for
     # them a pass only moves the probe timestamp when the Lease is new. `_steady[name]` holds
-    # (with its zone and whether it counts for the zone state) the Node object a full evaluation last found Ready=True with nothing to do (no taints,
-    # not queued, not retried); while the informer still holds that same object, the pass
-    # below gives exactly the full path's result without its work. Anything else (a new
-    # Node version, a deadline passed) goes through the full path.
+    # the Node object a full evaluation last found Ready=True with nothing to do (no taints,
+    # not queued, not retried), with its zone and whether it counts for the zone state.
+    # While the informer still holds that same object, the pass below gives exactly the full
+    # path's result without its work. Anything else (a new Node version, a deadline passed)
+    # goes through the full path.
 
     def _note_steady(self, node: Node, zone: str, observed: str, current: str) -> None:
         name = node.metadata.name
