@@ -13,7 +13,7 @@
 // cards on screen: a card scrolled away costs nothing until it comes back.
 import { setText as writeText } from "./dom.js";
 import { condition, isTerminating, nameOf, naturalCompare, nodeStatus, podReady, readyOf, taintString, taintsOf, zoneOf } from "./k8s.js";
-import { formatCountdown } from "./time.js";
+import { countdownAt, formatCountdown } from "./time.js";
 
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);
@@ -617,11 +617,8 @@ export class ClusterView {
     }
     if (item.countdown.hidden === active) item.countdown.hidden = !active;
     if (!active) return false;
-    const left = eviction.fireAt - now;
-    const total = Math.max(1, eviction.fireAt - eviction.scheduledAt);
-    setVar(item.fill, Math.round(Math.max(0, Math.min(1, left / total)) * CARD_STEPS) / CARD_STEPS, item.shown);
-    // Whole seconds, tenths in the last ten.
-    const shownLeft = left < 10 ? Math.max(0, Math.ceil(left * 10) / 10) : Math.ceil(left);
+    const { left, share, shown: shownLeft } = countdownAt(eviction, now, CARD_STEPS);
+    setVar(item.fill, share, item.shown);
     if (item.shown.left !== shownLeft) {
       item.shown.left = shownLeft;
       item.countdown.dataset.left = left.toFixed(0);

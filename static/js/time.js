@@ -85,3 +85,18 @@ export function formatCountdown(seconds) {
   const s = whole % 60;
   return s ? `${m}m${s}s` : `${m}m`;
 }
+
+/**
+ * What an eviction countdown shows at virtual time `now`: `share`, the part of its wait still
+ * ahead rounded to 1/`steps` (a bar is written only when it moves a step), and `shown`, the
+ * seconds left as printed (whole seconds, tenths in the last ten).
+ */
+export function countdownAt(eviction, now, steps) {
+  const left = eviction.fireAt - now;
+  const total = Math.max(1, eviction.fireAt - eviction.scheduledAt);
+  return {
+    left,
+    share: Math.round(Math.max(0, Math.min(1, left / total)) * steps) / steps,
+    shown: left < 10 ? Math.max(0, Math.ceil(left * 10) / 10) : Math.ceil(left),
+  };
+}

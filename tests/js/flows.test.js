@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { wrapText } from "../../static/js/flows/svg.js";
 import { healthPath } from "../../static/js/flows/health.js";
+import { countdownAt } from "../../static/js/time.js";
 
 test("wrapText breaks between words and keeps each line within its width", () => {
   assert.deepEqual(wrapText("node lifecycle controller", 16), ["node lifecycle", "controller"]);
@@ -22,4 +23,13 @@ test("healthPath lights the branch of the pass and the queue that led to the tai
   for (const id of ["signal-no", "grace-yes", "unknown", "observed-unknown", "enq-ur", "to-zones-ur", "zones"]) assert.ok(lit.has(id), id);
   assert.ok(!lit.has("to-zones"));
   assert.equal(healthPath(null).size, 0);
+});
+
+test("countdownAt rounds the bar to its steps and prints whole seconds, tenths in the last ten", () => {
+  const eviction = { scheduledAt: 0, fireAt: 300 };
+  assert.deepEqual(countdownAt(eviction, 100, 300), { left: 200, share: 200 / 300, shown: 200 });
+  assert.equal(countdownAt(eviction, 100.2, 300).share, 200 / 300); // a step is 1 s of this wait
+  assert.equal(countdownAt(eviction, 100.2, 300).shown, 200);
+  assert.equal(countdownAt(eviction, 290.55, 300).shown, 9.5);
+  assert.deepEqual(countdownAt(eviction, 301, 300), { left: -1, share: 0, shown: 0 });
 });

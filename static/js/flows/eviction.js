@@ -3,7 +3,7 @@
 // never, or a countdown to the minimum tolerationSeconds — with the taken branch highlighted.
 import { evictionDecision, isTerminating, nameOf, taintString, taintsOf } from "../k8s.js";
 import { setText } from "../dom.js";
-import { formatCountdown } from "../time.js";
+import { countdownAt, formatCountdown } from "../time.js";
 
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);
@@ -40,14 +40,12 @@ export class EvictionFlow {
     }
     const bar = this.bar;
     if (bar && eviction && !eviction.never) {
-      const left = eviction.fireAt - now;
       // Written when the bar moved by a step or the text by a second (tenths in the last ten).
-      const share = Math.round(Math.max(0, Math.min(1, left / Math.max(1, eviction.fireAt - eviction.scheduledAt))) * 400) / 400;
+      const { share, shown } = countdownAt(eviction, now, 400);
       if (bar.share !== share) {
         bar.share = share;
         bar.fill.style.setProperty("--f", String(share));
       }
-      const shown = left < 10 ? Math.max(0, Math.ceil(left * 10) / 10) : Math.ceil(left);
       if (bar.left !== shown) {
         bar.left = shown;
         setText(bar.text, this.t("cluster.evicts-in", { left: formatCountdown(shown) }));
