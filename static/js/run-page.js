@@ -366,7 +366,8 @@ class RunPage {
     const paused = String(this.clock.paused);
     if (document.body.dataset.paused !== paused) document.body.dataset.paused = paused;
     setText(c.state, this.t(this.clock.paused ? "clock.paused" : "clock.running"));
-    let busy = this.timeline.flush();
+    this.timeline.flush();
+    let busy = false;
     const version = this.store.version + this.controllers.version * 1e6;
     const changed = version !== this.renderedVersion;
     if (changed) {
@@ -384,7 +385,7 @@ class RunPage {
     }
     if (this.activeTab === "flows") {
       this.#flowValues(now);
-      busy = this.arch.flush(wall) || busy;
+      busy = this.arch.flush(wall);
     } else {
       this.arch.clear();
     }

@@ -100,16 +100,15 @@ export class Timeline {
     }
   }
 
-  /** Draws the markers that arrived since the last pass. */
+  /** Draws the markers that arrived since the last pass (all of them again when the axis grew). */
   flush() {
     if (this.grow) {
       this.grow = false;
-      this.queue = [];
-      this.redraw();
+      this.redraw(); // marks every kept event, the queued ones too
+      return;
     }
     for (const [event, lane] of this.queue) this.#mark(event, lane);
     this.queue = [];
-    return false;
   }
 
   redraw() {
