@@ -139,8 +139,7 @@ class RunPage {
   }
 
   #setText(sel, text) {
-    const node = document.querySelector(sel);
-    if (node && node.textContent !== text) node.textContent = text;
+    setText(document.querySelector(sel), text);
   }
 
   onSnapshot(msg) {
