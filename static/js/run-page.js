@@ -234,8 +234,11 @@ class RunPage {
       this.timeline.append(fresh);
     }
     // A run that starts empty gets its nodes by create writes: focus one as soon as there is one
-    // (the preferred one when it comes, unless the user picked one meanwhile).
-    if (this.autoFocus && this.store.count("nodes")) {
+    // (the preferred one when it comes, unless the user picked one meanwhile). Looked at again
+    // only when the node count moved: the preferred node may never come, and this sorts them all.
+    const nodeCount = this.store.count("nodes");
+    if (this.autoFocus && nodeCount && nodeCount !== this.autoFocusCount) {
+      this.autoFocusCount = nodeCount;
       const best = this.#defaultFocus(this.wantedFocus);
       if (best !== this.focus) this.setFocus(best, { auto: true });
       if (best === (this.wantedFocus ?? "node-2")) this.autoFocus = false;
