@@ -131,7 +131,7 @@ export class ArchitectureDiagram {
   flush(now) {
     for (const [id, start] of this.pulses) {
       if (start === null) this.pulses.set(id, now);
-      const age = now - (this.pulses.get(id) ?? now);
+      const age = start === null ? 0 : now - start;
       const level = age < 250 ? "3" : age < 550 ? "2" : age < 900 ? "1" : "";
       const path = this.edges.get(id);
       if ((path.dataset.pulse ?? "") !== level) {
