@@ -78,3 +78,12 @@ def test_database_urls(tmp_path):
     assert pg["OPTIONS"] == {"sslmode": "require"}
     with pytest.raises(ImproperlyConfigured, match="scheme 'mysql' is not supported"):
         database_from_url("mysql://x/y", base_dir=tmp_path)
+
+
+def test_runstack_rejects_an_unknown_asgi_server_before_starting_anything(monkeypatch):
+    from django.core.management import CommandError, call_command
+
+    monkeypatch.setenv("HEARTBEAT_ASGI_SERVER", "gunicorn")
+    monkeypatch.setattr("heartbeat_site.live.management.commands.runstack.ensure_redis", lambda: pytest.fail("Redis started"))
+    with pytest.raises(CommandError, match="HEARTBEAT_ASGI_SERVER='gunicorn' is not an ASGI server"):
+        call_command("runstack")

