@@ -56,8 +56,6 @@ class RunFeed:
                     self._refresh_registrations()
             finally:
                 await asyncio.shield(layer.group_discard(group, channel))
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:  # Redis gone: close the sockets, the pages reconnect with ?after=
             log.exception("feed for run %s failed", self.run_id)
             if not self.subscribed.done():
