@@ -58,7 +58,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         finally:
             forwarder.cancel()
             if self.registered:
-                fanout.leave(self.run_id, self.viewer_id)
+                await fanout.leave(self.run_id, self.viewer_id)
 
     async def dispatch(self, message: dict) -> None:
         """Call the message's handler, without Channels' ``aclose_old_connections`` first.
@@ -105,8 +105,7 @@ class RunConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         if not self.registered:
-            return
-        fanout.leave(self.run_id, self.viewer_id)
+            return  # (the feed is left in __call__, however the consumer ends)
         await asyncio.to_thread(runstore.remove_viewer, self.run_id, self.viewer_id)
 
     # -- what a viewer gets first ---------------------------------------------------------

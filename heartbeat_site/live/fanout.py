@@ -96,14 +96,16 @@ async def join(run_id: str, viewer_id: str, inbox: Inbox) -> None:
     await asyncio.shield(feed.subscribed)
 
 
-def leave(run_id: str, viewer_id: str) -> None:
-    """Stop delivering to the viewer; the last one to leave ends the process's subscription."""
+async def leave(run_id: str, viewer_id: str) -> None:
+    """Stop delivering to the viewer; the last one to leave ends the process's subscription
+    (and returns once it has ended)."""
     feed = _feeds().get(run_id)
     if feed is None or feed.inboxes.pop(viewer_id, None) is None:
         return
     if not feed.inboxes:
         _forget(feed)
         feed.task.cancel()
+        await asyncio.wait([feed.task])  # its group_discard; a cancel of the caller still propagates
 
 
 def _log_failure(task: asyncio.Task) -> None:
