@@ -85,7 +85,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         after = None
         if "after" in query:
             raw = query["after"][-1]
-            if not raw.isdigit():
+            if not (raw.isascii() and raw.isdigit()):  # isdigit() alone takes "²", which int() refuses
                 await self._refuse(CLOSE_BAD_REQUEST, "bad-after", f"after must be a whole number >= 0, got {raw!r}")
                 return
             after = int(raw)

@@ -88,6 +88,7 @@ def test_bad_query_parameters(api, new_run):
     _, run_id, _ = new_run()
     assert_json_error(api.get(f"/api/runs/{run_id}/events?after=-3"), 400, "?after= must be a whole number")
     assert_json_error(api.get(f"/api/runs/{run_id}/events?after=abc"), 400, "'abc'")
+    assert_json_error(api.get(f"/api/runs/{run_id}/events?after=%C2%B2"), 400, "?after= must be a whole number")
     assert_json_error(api.get(f"/api/runs/{run_id}/events?types=fault,gossip"), 400, "?types= takes a comma-separated list")
     assert_json_error(api.get(f"/api/runs/{run_id}/audit?limit=0"), 400, "?limit= must be between 1 and 5000")
 

@@ -156,8 +156,9 @@ async def test_unknown_run_closes_with_4404(run_id):
     assert (await ws.receive_output(timeout=2)) == {"type": "websocket.close", "code": 4404}
 
 
-async def test_bad_after_closes_with_4400(run_id):
-    ws, _ = await connect(f"/ws/runs/{run_id}/?after=minus-one")
+@pytest.mark.parametrize("after", ["minus-one", "%C2%B2"])  # the second is "²", a digit to str.isdigit()
+async def test_bad_after_closes_with_4400(run_id, after):
+    ws, _ = await connect(f"/ws/runs/{run_id}/?after={after}")
     assert (await receive(ws))["error"] == "bad-after"
     assert (await ws.receive_output(timeout=2))["code"] == 4400
 

@@ -78,7 +78,7 @@ def query_int(request: HttpRequest, key: str, *, default: int, minimum: int, max
     raw = request.GET.get(key)
     if raw is None or raw == "":
         return default
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):  # str.isdigit() alone takes "²", which int() refuses
         raise ApiError(400, "bad-query", f"?{key}= must be a whole number >= {minimum}, got {raw!r}")
     value = int(raw)
     if not minimum <= value <= maximum:
