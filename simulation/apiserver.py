@@ -13,6 +13,7 @@ lessons are about; the NodeLifecycleController models its pass duration itself).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
@@ -92,6 +93,7 @@ class APIServer:
         self._pending: dict[str, dict[Key, list[tuple[int, Any]]]] = {}
         self._blocked: dict[str, list[tuple[Any, int, int]]] = {}  # node -> (process, sent, deadline)
         self._node_names: tuple[str, ...] | None = None  # sorted names in the cache; None when stale
+        self._change_logs: dict[str, deque[tuple[int, str]]] = {}
 
     # -- watches ------------------------------------------------------------------------
 
@@ -109,6 +111,12 @@ class APIServer:
         if drawn and lane not in self._watchers[resource]:
             # a new tuple: events already emitted keep the watcher list of their moment
             self._watchers[resource] = (*self._watchers[resource], lane)
+
+    def change_log(self, resource: str) -> deque[tuple[int, str]]:
+        """(visible at, name) of every write to `resource`, in order: a reader of the cache
+        (`cached`) pops what became visible to learn which objects may have changed, instead
+        of reading every one of them (the NodeLifecycleController and 5,000 Leases)."""
+        return self._change_logs.setdefault(resource, deque())
 
     def _deliver(self, resource: str, key: Key, old: Any, new: Any) -> None:
         cache = self.cache[resource]
@@ -185,10 +193,24 @@ class APIServer:
             return self.latency_all
         return self.base_latency
 
+    def direct_latency(self, actor: Actor) -> int | None:
+        """How long a request from `actor` sent now takes to reach the server, when it goes
+        straight through: the node is not cut off and the server answers before the client's
+        timeout. None otherwise (`call` handles those cases)."""
+        node = actor.node
+        if node is not None and node in self.partitioned:
+            return None
+        latency = self.latency_for(actor)
+        return latency if latency < actor.timeout else None
+
     def call(self, actor: Actor, verb: str, resource: str, name: str, op: Callable[[int], Response],
              namespace: str = "", subresource: str = "") -> Generator[int, Any, Response]:
         """Send a request from `actor`; `op(received)` runs on the server when it arrives."""
         received = self.engine.now
+        latency = self.direct_latency(actor)
+        if latency is not None:
+            yield latency
+            return op(received)
         if actor.node is not None and actor.node in self.partitioned:
             # Packets are dropped: TCP retransmits (0.2 s, doubling) until the partition heals
             # or the client's timeout fires. The request sleeps until its timeout; `heal` wakes
@@ -392,8 +414,11 @@ class APIServer:
             self.engine.call_later(self.watch_delay, self._deliver, resource, key, old, None if removed else new)
         elif resource != "events":  # read through `cached` only (no informer reads Events back)
             # newest first: [(visible at, object or None), ...]
-            self._pending.setdefault(resource, {}).setdefault(key, []).insert(
-                0, (self.engine.now + self.watch_delay, None if removed else new))
+            visible = self.engine.now + self.watch_delay
+            self._pending.setdefault(resource, {}).setdefault(key, []).insert(0, (visible, None if removed else new))
+            log = self._change_logs.get(resource)
+            if log is not None:
+                log.append((visible, m.name))
 
     # -- core/v1 Events -----------------------------------------------------------------------------
 

@@ -30,16 +30,16 @@ class NodeLeaseController:
         self.rng = self.ctx.rng(f"lease:{kubelet.name}")
 
     def run(self) -> Generator[int, Any, None]:
+        """sync() every period; the usual renewal (a cached Lease to PUT) goes straight to
+        retryUpdateLease without one more generator level: 1.8 M renewals an hour at 5,000 nodes."""
         period = self.ctx.kubelet.renew_interval
         while True:
-            yield from self.sync()
+            if self.latest is None or not (yield from self.retry_update_lease(self.latest)):
+                yield from self.ensure_and_renew()
             yield jitter(self.rng, period)
 
-    def sync(self) -> Generator[int, Any, None]:
-        if self.latest is not None:
-            ok = yield from self.retry_update_lease(self.latest)
-            if ok:
-                return
+    def ensure_and_renew(self) -> Generator[int, Any, None]:
+        """The rest of sync(): no cached Lease, or its update failed five times."""
         lease, created = yield from self.backoff_ensure_lease()
         self.latest = lease
         if not created and lease is not None:
@@ -47,16 +47,23 @@ class NodeLeaseController:
 
     def retry_update_lease(self, base: Lease) -> Generator[int, Any, bool]:
         k = self.kubelet
+        api, engine = k.api, self.ctx.engine
         for _ in range(MAX_UPDATE_RETRIES):
             if base.metadata.owner_references:  # the usual renewal: no Node GET needed
-                to_update = evolve(base, renew_time=self.ctx.engine.now)
+                to_update = evolve(base, renew_time=engine.now)
             else:
                 to_update = yield from self.new_lease(base)
                 if to_update is None:
                     return False
-            resp = yield from k.api.call(k.lease_actor, "update", "leases", k.name,
-                                         lambda received, obj=to_update: k.api.update(k.lease_actor, obj, received=received),
-                                         namespace="kube-node-lease")
+            latency = api.direct_latency(k.lease_actor)
+            if latency is not None:  # what api.call does for a request that goes straight through
+                received = engine.now
+                yield latency
+                resp = api.update(k.lease_actor, to_update, received=received)
+            else:
+                resp = yield from api.call(k.lease_actor, "update", "leases", k.name,
+                                           lambda received, obj=to_update: api.update(k.lease_actor, obj, received=received),
+                                           namespace="kube-node-lease")
             if resp.ok:
                 self.latest = resp.obj
                 return True

@@ -8,6 +8,7 @@ All timing uses the controller's own clock; the Lease's leaseDurationSeconds is 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from ..context import Context
 
 LANE = "node-lifecycle-controller"
-_NONE = (None, "", False)
 SOURCE = "pkg/controller/nodelifecycle/node_lifecycle_controller.go"
 UTIL_SOURCE = "pkg/controller/util/node/controller_utils.go"
 NODE_EVICTION_PERIOD = 100 * MS  # doNoExecuteTaintingPass
@@ -127,10 +127,11 @@ class NodeLifecycleController:
         self._process = None
         self._tick_timer = None
         self._no_schedule_queued: set[str] = set()
-        self.reset()
         self.api.watch("nodes", LANE, self._on_node)
         self.api.watch("pods", LANE, self._on_pod)
         self.api.watch("leases", LANE)  # read in each pass, no handler
+        self._lease_log = self.api.change_log("leases")  # which Leases may be news (the steady path)
+        self.reset()
 
     def reset(self) -> None:
         self.known_nodes: dict[str, str] = {}  # name -> uid
@@ -143,6 +144,12 @@ class NodeLifecycleController:
         self.last_pass: dict[str, PassRecord] = {}
         self._zones: dict[str, tuple[dict[str, str], str]] = {}
         self._steady: dict[str, tuple[Node, str, bool]] = {}  # see "the steady path"
+        self._steady_counts: dict[str, int] = {}  # zone -> steady nodes that count for its state
+        self._steady_time: int | None = None  # the pass the steady nodes' records belong to
+        self._examine_next: set[str] = set()
+        self._probe_batches: dict[int, list[str]] = {}  # probe timestamp -> steady nodes that had it
+        self._batch_times: list[int] = []  # heap of the batches' probe timestamps
+        self._lease_log.clear()
         self._settled: dict[str, tuple[Node, NodeHealth, int, PassRecord]] = {}  # see _settled_pass
         self.started_at = self.ctx.engine.now
 
@@ -178,37 +185,35 @@ class NodeLifecycleController:
         now = self.ctx.engine.now
         cache = self.api.cache["nodes"]
         names = self.api.node_names()
-        nodes = [cache[("", name)] for name in names]
         steady = self._steady
-        for node in nodes:
-            known, zone, _counted = steady.get(node.metadata.name, _NONE)
-            if known is node and zone in self.zone_states:
+        self._steady_sweep(now)
+        for name in names:
+            if name in steady:
                 continue  # known, and so is its zone
+            node = cache[("", name)]
             zone = self._zone_of(node)
             if zone not in self.zone_states:
                 self._add_zone(zone)
-            if node.metadata.name not in self.known_nodes:
-                self.known_nodes[node.metadata.name] = node.metadata.uid
+            if name not in self.known_nodes:
+                self.known_nodes[name] = node.metadata.uid
                 self.api.record_event(self.actor, node, "RegisteredNode",
-                                      f"Node {node.metadata.name} event: Registered Node {node.metadata.name} in Controller",
+                                      f"Node {name} event: Registered Node {name} in Controller",
                                       source_component="node-controller")
                 self._mark_node_as_reachable(node, reason="first time this controller sees the node")
         if len(self.known_nodes) != len(names):
             for name in sorted(set(self.known_nodes) - set(names)):
                 del self.known_nodes[name]
                 self.health.pop(name, None)
+                self._leave_steady(name)
                 self.last_pass.pop(name, None)
-                self._steady.pop(name, None)
                 self._settled.pop(name, None)
 
-        zone_conditions: dict[str, list[str | None]] = {}
-        for node in nodes:
-            name = node.metadata.name
-            known, zone, counted = steady.get(name, _NONE)
-            if known is node and self._steady_pass(name, zone, now):
-                if counted:
-                    zone_conditions.setdefault(zone, []).append("True")
+        # [ready, not ready] per zone: the steady nodes are all Ready=True
+        zone_counts: dict[str, list[int]] = {zone: [n, 0] for zone, n in self._steady_counts.items() if n}
+        for name in names:
+            if name in steady:
                 continue
+            node = cache[("", name)]
             zone = self._zone_of(node)
             verdict = self._settled_pass(name, node, zone, now)
             if verdict is not None:
@@ -216,12 +221,11 @@ class NodeLifecycleController:
             else:
                 observed, current, node = self._update_node_health(node, zone)
             if observed is None:
-                self._steady.pop(name, None)
                 continue  # the health update failed five times: nothing else this pass
             if LABEL_EXCLUDE_DISRUPTION not in node.metadata.labels:
-                zone_conditions.setdefault(zone, []).append(current)
+                counts = zone_counts.setdefault(zone, [0, 0])
+                counts[0 if current == "True" else 1] += 1
             if current is None:
-                self._steady.pop(name, None)
                 continue
             self._process_taint_base_eviction(node, observed, zone)
             if current != "True" and observed == "True":
@@ -232,10 +236,10 @@ class NodeLifecycleController:
                 self._mark_pods_not_ready(node, observed, current)
             self.nodes_to_retry.discard(name)
             self._note_steady(node, zone, observed, current)
-        self._handle_disruption(zone_conditions, nodes, now)
-        records = list(self.last_pass.items()) if len(nodes) <= 200 else None
+        self._handle_disruption(zone_counts, names, now)
+        records = [(n, self.pass_record(n)) for n in self.last_pass] if len(names) <= 200 else None
         zones = self.describe_zones()
-        count, grace = len(nodes), self.cm.node_monitor_grace_period / US
+        count, grace = len(names), self.cm.node_monitor_grace_period / US
         self.ctx.recorder.emit("decision", LANE, None, lambda: {
             "rule": "nlc.monitor-pass", "inputs": {"nodes": count, "gracePeriod": grace},
             "outcome": f"{count} nodes checked", "pod": None, "source": SOURCE,
@@ -355,10 +359,15 @@ class NodeLifecycleController:
     # Most nodes of a large cluster are healthy and unchanged from one pass to the next; for
     # them a pass only moves the probe timestamp when the Lease is new. `_steady[name]` holds
     # the Node object a full evaluation last found Ready=True with nothing to do (no taints,
-    # not queued, not retried), with its zone and whether it counts for the zone state.
-    # While the informer still holds that same object, the pass below gives exactly the full
-    # path's result without its work. Anything else (a new Node version, a deadline passed)
-    # goes through the full path.
+    # not queued, not retried), with its zone and whether it counts for the zone state. A new
+    # version of that Node (the informer's handler) takes it out again.
+    #
+    # A pass looks only at the steady nodes that can have news: a new Lease became visible
+    # since the last pass (the API server's change log), the node just became steady, or its
+    # probe timestamp is older than the grace period (deadline batches). For every other
+    # steady node the full path would change nothing and find Ready=True; its pass record is
+    # derived when asked (`pass_record`). Anything else goes through the full path, in name
+    # order as before. `tests/simulation/test_shortcuts.py` runs with and without this path.
 
     def _note_steady(self, node: Node, zone: str, observed: str, current: str) -> None:
         name = node.metadata.name
@@ -367,9 +376,49 @@ class NodeLifecycleController:
         if (observed == current == "True" and not node.taints and name not in self.queues[zone]
                 and name not in self.nodes_to_retry and health is not None and health.ready is not None
                 and ready is not None and health.ready.last_heartbeat_time == ready.last_heartbeat_time):
-            self._steady[name] = (node, zone, LABEL_EXCLUDE_DISRUPTION not in node.metadata.labels)
-        else:
-            self._steady.pop(name, None)
+            self._enter_steady(name, node, zone)
+
+    def _enter_steady(self, name: str, node: Node, zone: str) -> None:
+        counted = LABEL_EXCLUDE_DISRUPTION not in node.metadata.labels
+        self._steady[name] = (node, zone, counted)
+        if counted:
+            self._steady_counts[zone] = self._steady_counts.get(zone, 0) + 1
+        self._examine_next.add(name)  # its health record may be new: look at it next pass
+
+    def _leave_steady(self, name: str) -> None:
+        """Back to the full path; the pass record it had as a steady node is kept."""
+        entry = self._steady.get(name)
+        if entry is None:
+            return
+        record = self.last_pass.get(name)
+        if record is None or record.t != self._steady_time:
+            self.last_pass[name] = self._steady_record(name, entry[1])
+        del self._steady[name]
+        if entry[2]:
+            self._steady_counts[entry[1]] -= 1
+
+    def _steady_sweep(self, now: int) -> None:
+        """The steady nodes that can have news this pass; those that fail go to the full path."""
+        steady = self._steady
+        examine = self._examine_next
+        self._examine_next = set()
+        log = self._lease_log
+        while log and log[0][0] <= now:
+            name = log.popleft()[1]
+            if name in steady:
+                examine.add(name)
+        grace = self.cm.node_monitor_grace_period
+        batches, times = self._probe_batches, self._batch_times
+        while times and times[0] + grace < now:
+            t = heapq.heappop(times)
+            for name in batches.pop(t):
+                if name in steady and self.health[name].probe_timestamp == t:
+                    examine.add(name)
+        for name in sorted(examine):
+            entry = steady.get(name)
+            if entry is not None and not self._steady_pass(name, entry[1], now):
+                self._leave_steady(name)
+        self._steady_time = now
 
     def _steady_pass(self, name: str, zone: str, now: int) -> bool:
         """The pass for an unchanged healthy node; False (nothing changed) if it needs the full path."""
@@ -379,16 +428,32 @@ class NodeLifecycleController:
         lease = self.api.cached("leases", name, "kube-node-lease")
         renewed = _lease_is_news(lease, health.has_lease, health.lease_renew_time)
         probe = now if renewed else health.probe_timestamp
-        grace = self.cm.node_monitor_grace_period
-        if now > probe + grace:
+        if now > probe + self.cm.node_monitor_grace_period:
             return False
         if renewed:
             health.has_lease = True
             health.lease_renew_time = lease.renew_time
             health.probe_timestamp = now
-        self.last_pass[name] = PassRecord(now, "lease-renewed" if renewed else "no-news", probe, grace, probe + grace,
-                                          "True", "True", zone)
+        batch = self._probe_batches.get(probe)
+        if batch is None:
+            batch = self._probe_batches[probe] = []
+            heapq.heappush(self._batch_times, probe)
+        batch.append(name)  # looked at again when this probe timestamp expires
         return True
+
+    def _steady_record(self, name: str, zone: str) -> PassRecord:
+        """What the full path would have recorded for a steady node in the last pass."""
+        t, probe, grace = self._steady_time, self.health[name].probe_timestamp, self.cm.node_monitor_grace_period
+        return PassRecord(t, "lease-renewed" if probe == t else "no-news", probe, grace, probe + grace,
+                          "True", "True", zone)
+
+    def pass_record(self, name: str) -> PassRecord | None:
+        """The last monitor pass's record for a node (the flowchart's highlighted branch)."""
+        entry = self._steady.get(name)
+        record = self.last_pass.get(name)
+        if entry is not None and (record is None or record.t != self._steady_time):
+            return self._steady_record(name, entry[1])
+        return record
 
     def _settled_pass(self, name: str, node: Node, zone: str, now: int) -> tuple[str, str] | None:
         """An unhealthy node already marked Unknown whose Node, health record and Lease are all
@@ -598,6 +663,9 @@ class NodeLifecycleController:
     # -- NoSchedule taints (taint nodes by condition) --------------------------------------------------
 
     def _on_node(self, old: Node | None, new: Node | None) -> None:
+        name = (new or old).metadata.name
+        if name in self._steady:
+            self._leave_steady(name)  # a new Node version: the next pass takes the full path
         if new is None or not self.running:
             return
         self._queue_no_schedule(new.metadata.name)
@@ -659,9 +727,8 @@ class NodeLifecycleController:
         self.zone_states[zone] = STATE_INITIAL
         self.queues[zone] = RateLimitedTimedQueue(self.cm.node_eviction_rate, self.ctx.engine.now)
 
-    def compute_zone_state(self, conditions: list[str | None]) -> tuple[int, str]:
-        ready = sum(1 for c in conditions if c == "True")
-        not_ready = len(conditions) - ready
+    def compute_zone_state(self, ready: int, not_ready: int) -> tuple[int, str]:
+        """ComputeZoneState from the zone's count of Ready=True nodes and of the others."""
         if ready == 0 and not_ready > 0:
             return not_ready, STATE_FULL
         if not_ready > 2 and not_ready / (not_ready + ready) >= self.cm.unhealthy_zone_threshold:
@@ -682,26 +749,29 @@ class NodeLifecycleController:
                                        f"Zone {zone or '(unlabelled)'} is {state} with {size} nodes: its taint rate becomes {rate}/s.",
                                        SOURCE)
 
-    def _handle_disruption(self, zone_conditions: dict[str, list[str | None]], nodes: list[Node], now: int) -> None:
+    def _handle_disruption(self, zone_counts: dict[str, list[int]], names: tuple[str, ...], now: int) -> None:
         new_states: dict[str, str] = {}
         all_now = True
-        for zone in sorted(zone_conditions):
-            not_ready, state = self.compute_zone_state(zone_conditions[zone])
+        for zone in sorted(zone_counts):
+            ready, not_ready = zone_counts[zone]
+            _not_ready, state = self.compute_zone_state(ready, not_ready)
             if state != STATE_FULL:
                 all_now = False
             new_states[zone] = state
-            self.zone_sizes[zone] = len(zone_conditions[zone])
+            self.zone_sizes[zone] = ready + not_ready
             if zone not in self.zone_states:
                 self._add_zone(zone)
         all_before = True
         for zone in sorted(self.zone_states):
-            if zone not in zone_conditions:
+            if zone not in zone_counts:
                 del self.zone_states[zone]
                 self.zone_sizes.pop(zone, None)
+                for name in [n for n, entry in self._steady.items() if entry[1] == zone]:
+                    self._leave_steady(name)  # the zone is added again by the next pass's full path
                 continue
             if self.zone_states[zone] != STATE_FULL:
                 all_before = False
-        if not zone_conditions:
+        if not zone_counts:
             return
         if all_now and all_before:
             return
@@ -710,9 +780,9 @@ class NodeLifecycleController:
                                        {"zones": dict(new_states)}, "all NoExecute tainting stopped",
                                        "Every zone is fully disrupted: the controller assumes its own connectivity is the "
                                        "problem, removes every NoExecute taint and stops tainting.", SOURCE)
-            for node in nodes:
-                latest = self.api.cached("nodes", node.metadata.name) or node
-                current = self.api.current("nodes", node.metadata.name)
+            for name in names:
+                latest = self.api.cached("nodes", name)
+                current = self.api.current("nodes", name)
                 self._mark_node_as_reachable(current or latest, reason="entering full disruption mode")
             for zone in sorted(self.zone_states):
                 self.queues[zone].swap_limiter(0.0, now)
@@ -723,13 +793,15 @@ class NodeLifecycleController:
                                        {"zones": dict(new_states)}, "probe timestamps reset",
                                        "Some node is Ready again: every node gets a fresh grace period and each zone's "
                                        "limiter follows its own state again.", SOURCE)
-            for node in nodes:
-                h = self.health.get(node.metadata.name)
+            for name in list(self._steady):
+                self._leave_steady(name)  # their probe timestamps move: the full path again
+            for name in names:
+                h = self.health.get(name)
                 if h is not None:
                     h.probe_timestamp = now
                     h.ready_transition_timestamp = now
             for zone in sorted(self.zone_states):
-                self._set_limiter(zone, len(zone_conditions[zone]), new_states[zone])
+                self._set_limiter(zone, sum(zone_counts[zone]), new_states[zone])
                 self.zone_states[zone] = new_states[zone]
             return
         for zone in sorted(self.zone_states):
@@ -737,7 +809,7 @@ class NodeLifecycleController:
             if self.zone_states[zone] == state:
                 continue
             before = self.zone_states[zone]
-            self._set_limiter(zone, len(zone_conditions[zone]), state)
+            self._set_limiter(zone, sum(zone_counts[zone]), state)
             self.zone_states[zone] = state
             self.ctx.recorder.transition(LANE, "zone-state", None, before, state, key=zone)
 
@@ -757,7 +829,7 @@ class NodeLifecycleController:
             "running": self.running,
             "nodes": {name: {"probeTimestamp": h.probe_timestamp / US,
                              "readyTransitionTimestamp": h.ready_transition_timestamp / US,
-                             **(self.last_pass[name].as_dict() if name in self.last_pass else {})}
+                             **(record.as_dict() if (record := self.pass_record(name)) else {})}
                       for name, h in sorted(self.health.items())},
             "zones": self.describe_zones(),
             "nextPass": self.next_pass_at / US if self.next_pass_at is not None else None,

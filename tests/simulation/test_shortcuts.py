@@ -46,7 +46,7 @@ def without_doze(monkeypatch) -> None:
 
 
 def without_steady_nodes(monkeypatch) -> None:
-    monkeypatch.setattr(NodeLifecycleController, "_steady_pass", lambda self, name, zone, now: False)
+    monkeypatch.setattr(NodeLifecycleController, "_enter_steady", lambda self, name, node, zone: None)
 
 
 def without_settled_nodes(monkeypatch) -> None:
