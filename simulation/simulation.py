@@ -52,6 +52,8 @@ class Simulation:
                              unreachable_seconds=api["defaultUnreachableTolerationSeconds"],
                              uid_factory=uid_factory(base.rng("uids")))
         base.api = self.api
+        for delay in (0, self.api.base_latency, self.api.watch_delay):
+            self.engine.add_lane(delay)  # "right now", a request's trip, a watch delivery
         self.ctx = base
         # pods by node, kept from the shared informer cache (every controller's pod index)
         self._pods_by_node: dict[str, dict[str, Pod]] = {}
