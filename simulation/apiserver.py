@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .clock import MS, US, WallClock
 from .engine import Engine
@@ -50,8 +50,10 @@ class Actor:
     timeout: int = 10 * US  # kubelet heartbeat client: min(nodeStatusUpdateFrequency, lease duration)
 
 
-@dataclass(frozen=True, slots=True)
-class Response:
+class Response(NamedTuple):
+    """An API response. A named tuple: one is made per request (millions in a large run), and
+    a tuple is built in C where a frozen dataclass sets each field through object.__setattr__."""
+
     code: int
     obj: Any = None
     message: str = ""
@@ -90,7 +92,8 @@ class APIServer:
         self.not_ready_seconds = not_ready_seconds
         self.unreachable_seconds = unreachable_seconds
         self._event_names = 0
-        self._pending: dict[str, dict[Key, list[tuple[int, Any]]]] = {}
+        # versions not yet visible to `cached` readers, newest first: [(visible at, object or None)]
+        self._pending: dict[str, dict[Key, list[tuple[int, Any]]]] = {r: {} for r in API_VERSION}
         self._blocked: dict[str, list[tuple[Any, int, int]]] = {}  # node -> (process, sent, deadline)
         self._node_names: tuple[str, ...] | None = None  # sorted names in the cache; None when stale
         self._change_logs: dict[str, deque[tuple[int, str]]] = {}
@@ -133,26 +136,25 @@ class APIServer:
     def cached(self, resource: str, name: str, namespace: str = "") -> Any:
         """The shared informer cache: the store as it was `watch_delay` ago."""
         key = (namespace, name)
-        pending = self._pending.get(resource)
-        if pending is not None and key in pending:
-            self._settle(resource, key)
+        history = self._pending[resource].get(key)
+        if history and history[-1][0] <= self.engine.now:
+            self._settle(resource, key, history)
         return self.cache[resource].get(key)
 
-    def _settle(self, resource: str, key: Key) -> None:
-        """Move the versions that became visible into the cache; keep the ones still in flight."""
-        history = self._pending[resource][key]
+    def _settle(self, resource: str, key: Key, history: list[tuple[int, Any]]) -> None:
+        """Move the versions that became visible into the cache; keep the ones still in flight.
+        The (emptied) history list stays for the object's next write."""
         now = self.engine.now
+        cache = self.cache[resource]
         while history and history[-1][0] <= now:
-            _visible, obj = history.pop()
+            obj = history.pop()[1]
             if obj is None:
-                self.cache[resource].pop(key, None)
+                cache.pop(key, None)
                 self._names_changed(resource)
             else:
-                if key not in self.cache[resource]:
+                if key not in cache:
                     self._names_changed(resource)
-                self.cache[resource][key] = obj
-        if not history:
-            del self._pending[resource][key]
+                cache[key] = obj
 
     def node_names(self) -> tuple[str, ...]:
         """Names of the Nodes in the informer cache, sorted: controllers walk nodes in name
@@ -413,9 +415,12 @@ class APIServer:
         if self.handlers[resource]:
             self.engine.call_later(self.watch_delay, self._deliver, resource, key, old, None if removed else new)
         elif resource != "events":  # read through `cached` only (no informer reads Events back)
-            # newest first: [(visible at, object or None), ...]
             visible = self.engine.now + self.watch_delay
-            self._pending.setdefault(resource, {}).setdefault(key, []).insert(0, (visible, None if removed else new))
+            pending = self._pending[resource]
+            history = pending.get(key)
+            if history is None:
+                history = pending[key] = []
+            history.insert(0, (visible, None if removed else new))
             log = self._change_logs.get(resource)
             if log is not None:
                 log.append((visible, m.name))

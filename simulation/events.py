@@ -64,19 +64,19 @@ class Recorder:
         self.clock = clock
         self.seq = 0
         self.pending: list[SimEvent] = []
-        self.now = lambda: 0  # replaced by the Simulation with the engine clock
+        self.timebase: Any = None  # the engine: events take its `now` (set by the Simulation)
 
     def emit(self, type_: str, component: str, node: str | None, fields: dict[str, Any] | Callable[[], dict[str, Any]],
              obj: Any = None) -> SimEvent:
         self.seq += 1
-        ev = SimEvent(self.seq, self.now(), type_, component, node, fields, obj, self.clock)
+        ev = SimEvent(self.seq, self.timebase.now, type_, component, node, fields, obj, self.clock)
         self.pending.append(ev)
         return ev
 
     def emit_as(self, cls: type[SimEvent], type_: str, component: str, node: str | None, obj: Any = None) -> Any:
         """An event of a subclass that builds its own fields (see apiserver.WriteEvent)."""
         self.seq += 1
-        ev = cls(self.seq, self.now(), type_, component, node, None, obj, self.clock)
+        ev = cls(self.seq, self.timebase.now, type_, component, node, None, obj, self.clock)
         self.pending.append(ev)
         return ev
 

@@ -42,7 +42,7 @@ class Simulation:
         self.clock = WallClock(parse_start_time(doc["startTime"]))
         self.engine = Engine()
         self.recorder = Recorder(self.clock)
-        self.recorder.now = lambda: self.engine.now
+        self.recorder.timebase = self.engine
         base = Context(self.engine, None, self.recorder, self.clock, self.profile,  # type: ignore[arg-type]
                        kubelet_config(doc), controller_manager_config(doc), self.seed)
         api = doc["apiServer"]
