@@ -5,10 +5,13 @@
 export class FrameScheduler {
   /**
    * @param {() => void} render  the pass: reads models, writes the DOM (never reads layout after)
-   * @param {{interval?: number}} options  minimum time between two passes (ms)
+   * @param {{interval?: number, prepare?: () => void}} options  `interval`: minimum time between
+   *   two passes (ms); `prepare`: runs when the pass is asked for (in that task, before the
+   *   animation frame), for what must not follow the pass's writes (a scroll lays them out)
    */
-  constructor(render, { interval = 95 } = {}) {
+  constructor(render, { interval = 95, prepare = null } = {}) {
     this.render = render;
+    this.prepare = prepare;
     this.interval = interval;
     this.raf = 0;
     this.timer = 0;
@@ -31,6 +34,7 @@ export class FrameScheduler {
   }
 
   #frame() {
+    this.prepare?.();
     this.raf = requestAnimationFrame(() => {
       this.raf = 0;
       this.last = performance.now();

@@ -58,8 +58,9 @@ class RunPage {
     this.renderedVersion = -1;
     this.kubectlAt = -Infinity;
     this.activeTab = "flows";
-    // Every DOM write of the live panels happens in one pass per frame, ~10 a second at most.
-    this.frames = new FrameScheduler(() => this.tick());
+    // Every DOM write of the live panels happens in one pass per frame, ~10 a second at most;
+    // the sequence diagram's scroll to its live end comes just before it (see scrollToLive).
+    this.frames = new FrameScheduler(() => this.tick(), { prepare: () => this.sequence?.scrollToLive() });
     const request = () => this.frames.request();
     this.#build(request);
     this.connection = new RunConnection(config.ws, {
@@ -392,7 +393,6 @@ class RunPage {
       this.arch.clear();
     }
     this.timeline.setNow(now);
-    // Last: following the live end scrolls, which lays out what all the writes above changed.
     busy = this.sequence.render() || busy;
     // The clock moves the bars: keep the passes coming while it runs (or something animates).
     if (!this.clock.paused || busy) this.frames.request();

@@ -11,7 +11,12 @@
 // - the lifelines are one SVG behind the blocks that, like the scroll height, grows a chunk of
 //   rows at a time: while rows arrive, nothing already drawn is laid out or painted again.
 //   Below the live row there is blank space until the chunk is full: following the live end
-//   scrolls to the live row, not to the bottom, and scrolling into the blank snaps back.
+//   scrolls to the live row, not to the bottom, and scrolling into the blank snaps back;
+// - each block starts with an invisible rect as large as the block, so the block's paint keeps
+//   its extent while rows come and go (Chrome rebuilds the page's compositing layers when a
+//   paint chunk changes extent);
+// - following the live end scrolls before the page's pass, never in it (`scrollToLive`):
+//   setting scrollTop lays out everything written before it.
 // Mermaid is kept for static diagrams and export (see static-diagrams.js).
 /** @typedef {import("../history.js").EventHistory} EventHistory */
 import { LANES, SequenceModel } from "./model.js";
@@ -77,6 +82,7 @@ export class SequenceView {
       this.follow = true;
       this.liveButton.hidden = true;
       this.dirty = true;
+      this.scrollToLive();
       this.schedule();
     });
     new ResizeObserver(() => this.layout()).observe(this.scroller);
@@ -165,13 +171,46 @@ export class SequenceView {
     this.pending = true;
     requestAnimationFrame(() => {
       this.pending = false;
+      this.scrollToLive();
       this.render();
     });
   }
 
   /**
-   * Draws the rows in the window and the next step of the arriving ones. Writes only, apart from
-   * the scroll position it keeps itself. Returns whether an arrow is still being drawn in.
+   * When following the live end, scrolls to the live row. Setting scrollTop first lays out
+   * whatever was written before it, so the page calls this before its pass (FrameScheduler's
+   * `prepare`, in the task that asks for the animation frame), when there is next to nothing to
+   * lay out; the browser then also fires the scroll event in the frame that draws the pass
+   * instead of in a frame of its own.
+   */
+  scrollToLive() {
+    if (!this.follow) return;
+    this.#sizeTo(this.model.length);
+    this.#scrollTo(this.#liveTop());
+  }
+
+  /** The scroll position that shows the live row at the bottom of the view. */
+  #liveTop() {
+    return Math.max(0, this.height - this.viewHeight);
+  }
+
+  /** The scroll height for `rows` rows: the lifeline layer grows a chunk at a time. */
+  #sizeTo(rows) {
+    const height = Math.max(rows * ROW_H + 8, this.viewHeight);
+    if (height === this.height) return;
+    this.height = height;
+    const svgHeight = Math.max(this.viewHeight, Math.ceil(height / CHUNK) * CHUNK);
+    if (svgHeight !== this.svgHeight) {
+      this.svgHeight = svgHeight;
+      this.lifelineSvg.attr("height", svgHeight);
+      this.lifelineSvg.selectAll("line").attr("y2", svgHeight);
+    }
+  }
+
+  /**
+   * Draws the rows in the window and the next step of the arriving ones. Writes only (when
+   * following, the window is the live end's, where `scrollToLive` scrolls before the next
+   * pass). Returns whether an arrow is still being drawn in or that scroll is still to come.
    */
   render() {
     const now = performance.now();
@@ -188,7 +227,7 @@ export class SequenceView {
     for (const [seq, item] of this.arriving) {
       if (!this.drawn.has(seq) || this.#arrive(item, now)) this.arriving.delete(seq);
     }
-    return this.arriving.size > 0;
+    return this.arriving.size > 0 || (this.follow && Math.abs(this.top - this.#liveTop()) >= 1);
   }
 
   #clear() {
@@ -200,16 +239,7 @@ export class SequenceView {
 
   #window(now) {
     const model = this.model;
-    const height = Math.max(model.length * ROW_H + 8, this.viewHeight);
-    if (height !== this.height) {
-      this.height = height;
-      const svgHeight = Math.max(this.viewHeight, Math.ceil(height / CHUNK) * CHUNK);
-      if (svgHeight !== this.svgHeight) {
-        this.svgHeight = svgHeight;
-        this.lifelineSvg.attr("height", svgHeight);
-        this.lifelineSvg.selectAll("line").attr("y2", svgHeight);
-      }
-    }
+    this.#sizeTo(model.length);
     if (this.model.dropped !== this.droppedSeen) {
       // The oldest chunk left the scroll-back buffer: every row moves up (drawn again, once per
       // chunk), and the user's view stays where it was.
@@ -218,9 +248,9 @@ export class SequenceView {
       this.#clear();
       if (!this.follow) this.#scrollTo(Math.max(0, this.top - shift));
     }
-    if (this.follow) this.#scrollTo(Math.max(0, height - this.viewHeight));
-    const first = Math.max(0, Math.floor(this.top / ROW_H) - OVERSCAN);
-    const last = Math.min(model.length, Math.ceil((this.top + this.viewHeight) / ROW_H) + 1);
+    const top = this.follow ? this.#liveTop() : this.top;
+    const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
+    const last = Math.min(model.length, Math.ceil((top + this.viewHeight) / ROW_H) + 1);
     // Rows that left the window go, with their block when it is empty.
     for (const [seq, item] of this.drawn) {
       if (item.index >= first && item.index < last && model.seqAt(item.index) === seq) continue;
@@ -255,6 +285,11 @@ export class SequenceView {
       svg.setAttribute("width", this.width);
       svg.setAttribute("height", BLOCK * ROW_H);
       svg.style.top = `${b * BLOCK * ROW_H}px`;
+      const extent = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+      extent.setAttribute("class", "block-extent");
+      extent.setAttribute("width", this.width);
+      extent.setAttribute("height", BLOCK * ROW_H);
+      svg.append(extent);
       block = { svg, rows: new Set() };
       this.blocks.set(b, block);
       this.blocksLayer.append(svg);
