@@ -33,6 +33,7 @@ const SIZES = {
   projector: { zone: 50, row: 28, rowExtra: 54, gap: 2, zoneGap: 10, card: 260 },
 };
 const OVERSCAN = 120; // px of rows kept mounted above and below the viewport
+const FIGURE_SPACE = "\u2007"; // as wide as a digit
 
 const podKey = (pod) => `${pod.metadata?.namespace ?? "default"}/${nameOf(pod)}`;
 
@@ -493,9 +494,11 @@ export class ClusterView {
 
     const bar = el("div", "bar lease-bar");
     bar.dataset.role = "lease-bar";
-    const fill = el("div", "fill");
-    const text = el("span", "bar-text");
-    bar.append(fill, text);
+    // The fill holds the text, in a span of the text's colour (see .fill in site.css).
+    const fill = el("div", "fill live-text bar-text");
+    const text = el("span", "label");
+    fill.append(text);
+    bar.append(fill);
     const chips = this.#chips(node);
 
     const list = el("ul", "pods");
@@ -505,7 +508,7 @@ export class ClusterView {
       const head = el("header", "node-head");
       head.append(title, badge, ...flags);
       const meta = el("div", "node-meta");
-      card.statusPost = el("span", "status-post");
+      card.statusPost = el("span", "status-post live-text");
       meta.append(card.statusPost);
       const chipBox = el("div", "chips");
       chipBox.append(...chips);
@@ -549,9 +552,10 @@ export class ClusterView {
       const countdown = el("span", "countdown");
       countdown.dataset.role = "eviction";
       countdown.hidden = true;
-      const fill = el("span", "fill");
-      const text = el("span", "countdown-text");
-      countdown.append(fill, text);
+      const fill = el("span", "fill live-text countdown-text");
+      const text = el("span", "label");
+      fill.append(text);
+      countdown.append(fill);
       li.append(name, el("span", "pod-state", this.t(`pod-state.${state}`)), countdown);
       Object.assign(item, { countdown, fill, text, shown: {} });
     }
@@ -574,31 +578,46 @@ export class ClusterView {
       card.renew = lease ? this.clock.secondsOf(lease.spec?.renewTime) : null;
     }
     const full = card.kind === "card";
+    const second = Math.floor(now);
     if (card.renew === null) {
+      shown.age = null;
       setText(card.text, this.t("cluster.no-lease"), shown, "text");
-      setVar(card.fill, 0, shown);
+      setShare(card.fill, 0, shown);
     } else {
       const age = Math.max(0, now - card.renew);
-      const shownAge = full ? Math.round((age / grace) * CARD_STEPS) * (grace / CARD_STEPS) : Math.floor(age);
-      setVar(card.fill, Math.min(1, shownAge / grace), shown);
+      // Whole seconds are counted from the renewal's second to the clock's: every card's age
+      // then turns in the same pass, once a second, instead of each in a pass of its own.
+      const whole = Math.max(0, second - Math.floor(card.renew));
+      const shownAge = full ? Math.round((age / grace) * CARD_STEPS) * (grace / CARD_STEPS) : whole;
+      setShare(card.fill, Math.min(1, shownAge / grace), shown);
       const level = age >= grace ? "over" : age > grace / 2 ? "warn" : "ok";
       if (shown.level !== level) {
+        if (shown.level) card.fill.classList.remove(shown.level);
+        card.fill.classList.add(level);
         shown.level = level;
-        card.fill.className = `fill ${level}`;
       }
       const expired = String(age > grace);
       if (card.bar.dataset.expired !== expired) card.bar.dataset.expired = expired;
-      const whole = Math.floor(age);
-      setText(card.text, full ? this.t("cluster.lease-age", { age: whole, grace }) : this.t("cluster.lease-age-short", { age: whole }), shown, "text");
+      if (shown.age !== whole) {
+        shown.age = whole;
+        // A row's age keeps its width (figure spaces): a text that changes width makes Chrome
+        // redo the page's compositing layers (see .live-text in site.css). The card's changes
+        // width only when its digits do, a few times a minute.
+        setText(card.text, full ? this.t("cluster.lease-age", { age: whole, grace })
+          : this.t("cluster.lease-age-short", { age: String(whole).padStart(3, FIGURE_SPACE) }), shown, "text");
+      }
     }
     if (card.statusPost) {
       if (card.beatOf !== card.node) {
         card.beatOf = card.node;
         card.beat = this.clock.secondsOf(condition(card.node, "Ready")?.lastHeartbeatTime);
       }
-      const text = card.beat === null ? this.t("cluster.no-status")
-        : this.t("cluster.status-post", { age: formatCountdown(Math.floor(Math.max(0, now - card.beat))) });
-      setText(card.statusPost, text, shown, "post");
+      const beatAge = card.beat === null ? null : Math.max(0, second - Math.floor(card.beat));
+      if (shown.beatAge !== beatAge) {
+        shown.beatAge = beatAge;
+        const text = beatAge === null ? this.t("cluster.no-status") : this.t("cluster.status-post", { age: formatCountdown(beatAge) });
+        setText(card.statusPost, text, shown, "post");
+      }
     }
     if (card.mayEvict || shown.evicting) {
       let any = false;
@@ -618,7 +637,7 @@ export class ClusterView {
     if (item.countdown.hidden === active) item.countdown.hidden = !active;
     if (!active) return false;
     const { left, share, shown: shownLeft } = countdownAt(eviction, now, CARD_STEPS);
-    setVar(item.fill, share, item.shown);
+    setShare(item.fill, share, item.shown);
     if (item.shown.left !== shownLeft) {
       item.shown.left = shownLeft;
       item.countdown.dataset.left = left.toFixed(0);
@@ -657,11 +676,11 @@ function release(card) {
   card.items = [];
 }
 
-/** Sets a bar's fraction (the CSS variable its background is sized by) when it changed. */
-function setVar(node, value, shown) {
+/** Sets a bar's fraction (the width of its fill's background) when it changed. */
+function setShare(fill, value, shown) {
   if (shown.f === value) return;
   shown.f = value;
-  node.style.setProperty("--f", String(value));
+  fill.style.backgroundSize = `${value * 100}% 100%`;
 }
 
 function setText(node, text, shown, key) {

@@ -361,7 +361,8 @@ class RunPage {
     const now = this.clock.now();
     const c = this.clockEls;
     const clockText = `T+${formatOffset(now)}`;
-    if (clockText.length > 9 !== c.time.classList.contains("hours")) c.time.classList.toggle("hours", clockText.length > 9);
+    const box = c.time.parentElement; // the clock's fixed box, wider once it shows hours
+    if (clockText.length > 9 !== box.classList.contains("hours")) box.classList.toggle("hours", clockText.length > 9);
     setText(c.time, clockText);
     setText(c.utc, `${formatUtc(this.clock.nowMs())} UTC`);
     setText(c.speed, `${this.clock.speed}×`);

@@ -44,7 +44,7 @@ export class EvictionFlow {
       const { share, shown } = countdownAt(eviction, now, 400);
       if (bar.share !== share) {
         bar.share = share;
-        bar.fill.style.setProperty("--f", String(share));
+        bar.fill.style.backgroundSize = `${share * 100}% 100%`;
       }
       if (bar.left !== shown) {
         bar.left = shown;
@@ -91,9 +91,10 @@ export class EvictionFlow {
       box.append(el("div", "", t(`eviction.${kind}`, { seconds: decision.seconds ?? "N" })));
       if (kind === "after" && decision.kind === "after") {
         const bar = el("div", "countdown ev-countdown");
-        const fill = el("span", "fill");
-        const text = el("span", "countdown-text");
-        bar.append(fill, text);
+        const fill = el("span", "fill live-text countdown-text");
+        const text = el("span", "label");
+        fill.append(text);
+        bar.append(fill);
         box.append(bar);
         this.bar = { fill, text, share: null, left: null };
         if (eviction?.estimated) box.append(el("div", "hint", t("eviction.estimated")));
