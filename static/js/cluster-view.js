@@ -171,10 +171,17 @@ export class ClusterView {
       }
       if (!this.full) {
         if (this.dirty.has("")) this.#pendingSection();
-        for (const [zone, section] of this.zones) this.#zoneHead(section, zone);
-        this.dirty.clear();
+        // Zone headers count Ready nodes and show the controller's zone state: looked at again
+        // only when a node or a zone changed (Lease renewals, most of the writes, change neither).
+        const zonesAt = `${this.store.nodesVersion}:${this.controllers.zonesVersion}`;
+        if (zonesAt !== this.zonesAt) {
+          this.zonesAt = zonesAt;
+          for (const [zone, section] of this.zones) this.#zoneHead(section, zone);
+        }
+        const touched = this.dirty;
+        this.dirty = new Set();
         if (this.layoutDirty) this.#layoutItems();
-        this.tick();
+        this.tick(touched);
         return;
       }
     }
@@ -562,11 +569,22 @@ export class ClusterView {
     return item;
   }
 
-  /** Moves the bars: Lease age, status post age and eviction countdowns (every ~100 ms). */
-  tick() {
+  /**
+   * Moves the bars (Lease age, status post age, eviction countdowns) of the cards on screen,
+   * every ~100 ms. A row shows whole seconds: it changes only when the clock's second turns or
+   * its objects changed (`touched`, node names); in between only full cards and cards with
+   * eviction countdowns are looked at.
+   */
+  tick(touched = null) {
     const now = this.clock.now();
     const grace = this.controllers.gracePeriod;
-    for (const card of this.cards.values()) if (card.visible && card.el) this.#tickCard(card, now, grace);
+    const second = Math.floor(now);
+    const all = !touched || second !== this.tickedSecond;
+    this.tickedSecond = second;
+    for (const card of this.cards.values()) {
+      if (!card.visible || !card.el) continue;
+      if (all || card.kind === "card" || card.mayEvict || card.shown.evicting || touched.has(card.name)) this.#tickCard(card, now, grace);
+    }
   }
 
   #tickCard(card, now, grace) {

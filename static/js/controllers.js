@@ -44,6 +44,7 @@ export class ControllerState {
     this.lastPass = new Map(); // node -> {t, record, decisions} of the NLC's latest monitor pass
     this.passBuffer = new Map(); // node -> decisions of the pass in progress
     this.version = (this.version ?? 0) + 1;
+    this.zonesVersion = (this.zonesVersion ?? 0) + 1; // bumps when a zone's state or limiter may have changed
   }
 
   apply(event) {
@@ -80,6 +81,7 @@ export class ControllerState {
         const z = this.zones[zone === "(unlabelled)" ? "" : zone];
         for (const k of ["tokens", "rate", "queue"]) if (inputs[k] !== undefined) z[k] = inputs[k];
         if (typeof inputs.zoneState === "string") z.state = inputs.zoneState;
+        this.zonesVersion++;
       }
     }
     if (event.component === "taint-eviction-controller" && event.pod) {
@@ -98,6 +100,7 @@ export class ControllerState {
   #monitorPass(event) {
     if (typeof event.inputs?.gracePeriod === "number") this.gracePeriod = event.inputs.gracePeriod;
     for (const [zone, z] of Object.entries(event.zones ?? {})) this.zones[zone] = { ...z };
+    this.zonesVersion++;
     for (const [name, record] of Object.entries(event.nodes ?? {})) {
       this.nodes[name] = { ...(this.nodes[name] ?? {}), ...record };
       this.lastPass.set(name, { t: event.t, record, decisions: this.passBuffer.get(name) ?? [] });
@@ -109,6 +112,7 @@ export class ControllerState {
     if (event.kind === "zone-state" && event.key !== undefined) {
       const z = (this.zones[event.key] ??= { queue: [] });
       z.state = event.to;
+      this.zonesVersion++;
     }
     if ((event.kind === "pod-deleted" || event.kind === "pod-terminating") && event.pod) {
       this.evictions.delete(podKey(event.pod));

@@ -16,6 +16,7 @@ export class ObjectStore {
     this.podIndex = new Map(); // spec.nodeName ("" when unscheduled) -> Map(key -> pod)
     this.lastSeq = 0;
     this.version = 0; // bumps on every change: panels redraw only when it moved
+    this.nodesVersion = 0; // bumps when a Node object changes
   }
 
   /** Replaces everything with a snapshot's `objects` and remembers its `last_seq`. */
@@ -46,6 +47,7 @@ export class ObjectStore {
   /** Stores (or with `obj` null removes) one object, keeping the pods-by-node index current. */
   #put(resource, key, obj) {
     const map = this.#map(resource);
+    if (resource === "nodes") this.nodesVersion++;
     if (resource === "pods") {
       const before = map.get(key);
       if (before) this.podIndex.get(before.spec?.nodeName || "")?.delete(key);
