@@ -136,12 +136,14 @@ class Engine:
 
     def _resume(self, handle: ProcessHandle) -> None:
         if not handle.alive:
+            handle.wake = None  # it and its last entry would hold each other: a reference cycle
             return
         self.current = handle
         try:
             delay = handle.gen.send(None)
         except StopIteration:
             handle.alive = False
+            handle.wake = None
             return
         finally:
             self.current = None

@@ -33,6 +33,23 @@ class CommandError(ValueError):
     """A command is invalid or cannot be applied now; the message names the problem."""
 
 
+def _promote_young_objects() -> None:
+    """Move everything the slice allocated straight to the oldest GC generation.
+
+    A run makes no reference cycles (tests/simulation/test_determinism.py checks it): its
+    objects die by reference counting or live on in the store. The cyclic collector is
+    therefore switched off during a slice (it would walk the growing heap for nothing: that
+    halved throughput), and when it comes back it would still walk every object the slice
+    left in the young generations, once in generation 0 and again in generation 1: 11 % of
+    a 5,000-node run, about 2 µs per object. freeze() + unfreeze() moves the generations to
+    the oldest one without looking at them (two list splices). `run_until` collects the
+    young generations just before the slice, so what moves up is the slice's own objects,
+    not the host's (a web process's garbage cycles are still collected young).
+    """
+    gc.freeze()
+    gc.unfreeze()
+
+
 class Simulation:
     def __init__(self, scenario: Scenario, seed: int | None = None) -> None:
         self.scenario = scenario
@@ -94,14 +111,15 @@ class Simulation:
         """Process everything strictly before virtual time `t` (seconds) and return the new events."""
         until = seconds(t)
         if until > self.engine.now:
-            # The run makes no reference cycles (a test checks it), so the cyclic collector
-            # would only walk the growing heap of objects for nothing: it halved throughput.
             collecting = gc.isenabled()
+            if collecting:
+                gc.collect(1)  # the host's young objects get their usual collection first
             gc.disable()
             try:
                 self.engine.run_until(until)
             finally:
                 if collecting:
+                    _promote_young_objects()
                     gc.enable()
         return self.recorder.take()
 
