@@ -11,7 +11,7 @@
 // Cost per frame: a card is rebuilt only when its objects changed (a signature per card); the
 // bars and texts that move with time are written only when what they show changes, and only for
 // cards on screen: a card scrolled away costs nothing until it comes back.
-import { setText as writeText } from "./dom.js";
+import { barSize, setText as writeText } from "./dom.js";
 import { condition, isTerminating, nameOf, naturalCompare, nodeStatus, podReady, readyOf, taintString, taintsOf, zoneOf } from "./k8s.js";
 import { countdownAt, formatCountdown } from "./time.js";
 
@@ -698,7 +698,7 @@ function release(card) {
 function setShare(fill, value, shown) {
   if (shown.f === value) return;
   shown.f = value;
-  fill.style.backgroundSize = `${value * 100}% 100%`;
+  fill.style.backgroundSize = barSize(value);
 }
 
 function setText(node, text, shown, key) {

@@ -2,7 +2,7 @@
 // NoExecute taints, the FIRST toleration that tolerates each, and the result — delete now,
 // never, or a countdown to the minimum tolerationSeconds — with the taken branch highlighted.
 import { evictionDecision, isTerminating, nameOf, taintString, taintsOf } from "../k8s.js";
-import { setText } from "../dom.js";
+import { barSize, setText } from "../dom.js";
 import { countdownAt, formatCountdown } from "../time.js";
 
 const el = (tag, cls, text) => {
@@ -44,7 +44,7 @@ export class EvictionFlow {
       const { share, shown } = countdownAt(eviction, now, 400);
       if (bar.share !== share) {
         bar.share = share;
-        bar.fill.style.backgroundSize = `${share * 100}% 100%`;
+        bar.fill.style.backgroundSize = barSize(share);
       }
       if (bar.left !== shown) {
         bar.left = shown;
