@@ -19,6 +19,16 @@ if TYPE_CHECKING:
 
 LANE = "kube-scheduler"
 MAX_PODS = 110
+UNSCHEDULABLE = Taint(TAINT_UNSCHEDULABLE, NO_SCHEDULE)
+
+# What TaintToleration and NodeUnschedulable look at: the node's NoSchedule and NoExecute
+# taints without their timeAdded, in the node's order, and spec.unschedulable.
+Restrictions = tuple[tuple[Taint, ...], bool]
+
+
+def restrictions(node: Node) -> Restrictions:
+    return (tuple(Taint(t.key, t.effect, t.value) for t in node.taints if t.effect in (NO_SCHEDULE, NO_EXECUTE)),
+            node.unschedulable)
 
 
 class Scheduler:
@@ -30,7 +40,12 @@ class Scheduler:
         self.pending: dict[str, Pod] = {}
         self.counts: dict[str, int] = {}  # node -> pods bound to it (assumed ones included)
         self.placed: dict[str, str] = {}  # pod key -> node it is counted on
-        self._candidates: list[tuple[int, str]] = []  # (count, node) heap; stale entries skipped
+        # Nodes grouped by their restrictions, each group a (count, node) heap (stale entries
+        # skipped): a pod that does not tolerate a group's taints skips the whole group instead
+        # of looking at each of its nodes (a zone outage taints a third of the cluster; at
+        # start-up every node is not-ready for a while).
+        self._group_of: dict[str, Restrictions] = {}
+        self._groups: dict[Restrictions, list[tuple[int, str]]] = {}
         self.last_failure: dict[str, str] = {}
         self._queued = False
         self.api.watch("pods", LANE, self._on_pod)
@@ -41,7 +56,17 @@ class Scheduler:
     def _set_count(self, node: str, delta: int) -> None:
         if node in self.counts:
             self.counts[node] += delta
-            heapq.heappush(self._candidates, (self.counts[node], node))
+            self._push(node)
+
+    def _push(self, node: str) -> None:
+        heapq.heappush(self._groups[self._group_of[node]], (self.counts[node], node))
+
+    def _join_group(self, node: Node) -> None:
+        name, group = node.metadata.name, restrictions(node)
+        if self._group_of.get(name) != group:
+            self._group_of[name] = group
+            self._groups.setdefault(group, [])
+            self._push(name)
 
     def _place(self, key: str, node: str | None) -> None:
         before = self.placed.pop(key, None)
@@ -72,11 +97,13 @@ class Scheduler:
             self._requeue()
 
     def _on_node(self, old: Node | None, new: Node | None) -> None:
-        if new is not None and new.metadata.name not in self.counts:
-            self.counts[new.metadata.name] = sum(1 for n in self.placed.values() if n == new.metadata.name)
-            heapq.heappush(self._candidates, (self.counts[new.metadata.name], new.metadata.name))
-        elif new is None and old is not None:
+        if new is not None:
+            if new.metadata.name not in self.counts:
+                self.counts[new.metadata.name] = sum(1 for n in self.placed.values() if n == new.metadata.name)
+            self._join_group(new)
+        elif old is not None:
             self.counts.pop(old.metadata.name, None)
+            self._group_of.pop(old.metadata.name, None)
         if self.pending and (old is None or new is None or old.taints != new.taints
                              or old.unschedulable != new.unschedulable):
             self._requeue()
@@ -88,9 +115,12 @@ class Scheduler:
 
     def _schedule_pending(self) -> None:
         self._queued = False
-        if len(self._candidates) > 4 * len(self.counts) + 64:
-            self._candidates = [(c, n) for n, c in self.counts.items()]
-            heapq.heapify(self._candidates)
+        if sum(len(heap) for heap in self._groups.values()) > 4 * len(self.counts) + 64:
+            self._groups = {}
+            for name, count in self.counts.items():
+                self._groups.setdefault(self._group_of[name], []).append((count, name))
+            for heap in self._groups.values():
+                heapq.heapify(heap)
         for key in sorted(self.pending, key=lambda k: (self.pending[k].metadata.creation, k)):
             pod = self.pending.get(key)
             if pod is not None:
@@ -99,26 +129,19 @@ class Scheduler:
     # -- one pod ----------------------------------------------------------------------------------
 
     def schedule_one(self, pod: Pod) -> None:
-        """Walk the nodes from the fewest pods up (ties by name); the first feasible one wins."""
+        """The feasible node with the fewest pods (ties by name) wins."""
         target = None
-        popped: list[tuple[int, str]] = []
         pinned = pod.node_selector.get("metadata.name")  # a DaemonSet pod can only go to its node
         if pinned is not None:
             node = self.api.cached("nodes", pinned)
             if node is not None and not self._filter(pod, node):
                 target = pinned
-        while target is None and pinned is None and self._candidates:
-            count, name = heapq.heappop(self._candidates)
-            if self.counts.get(name) != count or (popped and popped[-1] == (count, name)):
-                continue  # stale entry (or a duplicate of the one just seen)
-            popped.append((count, name))
-            node = self.api.cached("nodes", name)
-            if node is not None and not self._filter(pod, node):
-                target = name
-                break
-        for entry in popped:
-            if entry[1] != target:
-                heapq.heappush(self._candidates, entry)
+        else:
+            best = None
+            for group, heap in self._groups.items():
+                if heap and not self._restricted(pod, group):
+                    best = self._first_feasible(pod, group, heap, best) or best
+            target = best[1] if best is not None else None
         if target is None:
             nodes = sorted(self.api.cache["nodes"].values(), key=lambda n: n.metadata.name)
             reasons: dict[str, int] = {}
@@ -137,8 +160,25 @@ class Scheduler:
             self._place(pod.key, target)  # assumed until the watch confirms it
             self.api.record_event(self.actor, pod, "Scheduled",
                                   f"Successfully assigned {pod.key} to {target}", source_component="default-scheduler")
-        else:
-            heapq.heappush(self._candidates, (self.counts.get(target, 0), target))
+
+    def _first_feasible(self, pod: Pod, group: Restrictions, heap: list[tuple[int, str]],
+                        better: tuple[int, str] | None) -> tuple[int, str] | None:
+        """Walk one group from the fewest pods up (ties by name), stopping at `better`."""
+        found = None
+        popped: list[tuple[int, str]] = []
+        while heap and (better is None or heap[0] < better):
+            entry = heapq.heappop(heap)
+            count, name = entry
+            if self.counts.get(name) != count or self._group_of.get(name) != group or (popped and popped[-1] == entry):
+                continue  # stale entry (or a duplicate of the one just seen)
+            popped.append(entry)
+            node = self.api.cached("nodes", name)
+            if node is not None and not self._filter(pod, node):
+                found = entry
+                break
+        for entry in popped:
+            heapq.heappush(heap, entry)
+        return found
 
     def _filter(self, pod: Pod, node: Node) -> str:
         if pod.owner_kind == "DaemonSet" and pod.node_selector.get("metadata.name", node.metadata.name) != node.metadata.name:
@@ -146,13 +186,22 @@ class Scheduler:
         for k, v in pod.node_selector.items():
             if k != "metadata.name" and node.metadata.labels.get(k) != v:
                 return "didn't match Pod's node affinity/selector"
-        if node.unschedulable and not any(t.tolerates(Taint(TAINT_UNSCHEDULABLE, NO_SCHEDULE)) for t in pod.tolerations):
-            return "were unschedulable"
-        for taint in node.taints:
-            if taint.effect in (NO_SCHEDULE, NO_EXECUTE) and not any(t.tolerates(taint) for t in pod.tolerations):
-                return f"had untolerated taint {{{taint.key}: {taint.value}}}"
+        why = self._restricted(pod, self._group_of.get(node.metadata.name) or restrictions(node))
+        if why:
+            return why
         if self.counts.get(node.metadata.name, 0) >= MAX_PODS:
             return "Too many pods"
+        return ""
+
+    @staticmethod
+    def _restricted(pod: Pod, group: Restrictions) -> str:
+        """NodeUnschedulable and TaintToleration: why the pod cannot go to such a node ("" if it can)."""
+        taints, unschedulable = group
+        if unschedulable and not any(t.tolerates(UNSCHEDULABLE) for t in pod.tolerations):
+            return "were unschedulable"
+        for taint in taints:
+            if not any(t.tolerates(taint) for t in pod.tolerations):
+                return f"had untolerated taint {{{taint.key}: {taint.value}}}"
         return ""
 
     def _unschedulable(self, pod: Pod, total: int, reasons: dict[str, int]) -> None:
