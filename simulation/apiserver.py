@@ -32,7 +32,6 @@ from .objects import (
     Pod,
     Taint,
     Toleration,
-    evolve,
     with_meta,
 )
 
@@ -357,7 +356,7 @@ class APIServer:
             # TaintNodesByCondition: every new Node starts with not-ready:NoSchedule (no timeAdded).
             node: Node = obj
             if not node.has_taint(TAINT_NOT_READY, "NoSchedule"):
-                obj = evolve(node, taints=node.taints + (Taint(TAINT_NOT_READY, "NoSchedule"),))
+                obj = node.evolve(taints=node.taints + (Taint(TAINT_NOT_READY, "NoSchedule"),))
         elif obj.resource == "pods":
             obj = self._admit_pod(obj)
         return obj
@@ -372,7 +371,7 @@ class APIServer:
                 extra.append(Toleration(key=key, operator="Exists", effect=NO_EXECUTE, toleration_seconds=seconds))
         if not extra:
             return pod
-        return evolve(pod, tolerations=pod.tolerations + tuple(extra))
+        return pod.evolve(tolerations=pod.tolerations + tuple(extra))
 
     def _injected_failure(self, actor: Actor, resource: str, subresource: str) -> str:
         node = actor.node

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .apiserver import Actor
-from .objects import LABEL_ZONE, Endpoint, EndpointSlice, ObjectMeta, Pod, Service, evolve
+from .objects import LABEL_ZONE, Endpoint, EndpointSlice, ObjectMeta, Pod, Service
 from .workloads import random_suffix
 
 if TYPE_CHECKING:
@@ -139,4 +139,4 @@ class EndpointSliceController:
                 service_name=service, endpoints=endpoints)
             self.api.create(self.actor, es)
         elif current.endpoints != endpoints:
-            self.api.update(self.actor, evolve(current, endpoints=endpoints))
+            self.api.update(self.actor, current.evolve(endpoints=endpoints))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from .apiserver import Actor
 from .clock import US
-from .objects import Node, evolve, set_pod_condition
+from .objects import Node, set_pod_condition
 
 if TYPE_CHECKING:
     from .context import Context
@@ -59,9 +59,9 @@ class PodGarbageCollector:
         for pod in sorted(self.pods_on_node(node).values(), key=lambda p: p.metadata.name):
             now = self.ctx.engine.now
             if not pod.terminal:
-                api.patch(self.actor, "pods", pod.metadata.name, lambda p, now=now: evolve(
-                    p, phase="Failed", conditions=set_pod_condition(p.conditions, "DisruptionTarget", "True", now,
-                                                                    "DeletionByPodGC", "PodGC: node no longer exists")),
+                api.patch(self.actor, "pods", pod.metadata.name, lambda p, now=now: p.evolve(
+                    phase="Failed", conditions=set_pod_condition(p.conditions, "DisruptionTarget", "True", now,
+                                                                 "DeletionByPodGC", "PodGC: node no longer exists")),
                     namespace=pod.metadata.namespace, subresource="status")
             api.delete(self.actor, "pods", pod.metadata.name, namespace=pod.metadata.namespace, grace_seconds=0)
         self.ctx.recorder.decision("pod-garbage-collector", "podgc.orphaned", node, {"quarantine": 40},

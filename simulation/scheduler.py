@@ -12,7 +12,7 @@ import heapq
 from typing import TYPE_CHECKING
 
 from .apiserver import Actor
-from .objects import NO_EXECUTE, NO_SCHEDULE, TAINT_UNSCHEDULABLE, Node, Pod, Taint, evolve, set_pod_condition
+from .objects import NO_EXECUTE, NO_SCHEDULE, TAINT_UNSCHEDULABLE, Node, Pod, Taint, set_pod_condition
 
 if TYPE_CHECKING:
     from .context import Context
@@ -152,7 +152,7 @@ class Scheduler:
             return
         now = self.ctx.engine.now
         resp = self.api.patch(self.actor, "pods", pod.metadata.name,
-                              lambda p: evolve(p, node_name=target,
+                              lambda p: p.evolve(node_name=target,
                                                 conditions=set_pod_condition(p.conditions, "PodScheduled", "True", now)),
                               namespace=pod.metadata.namespace, subresource="binding", verb="create")
         if resp.ok:
@@ -214,7 +214,7 @@ class Scheduler:
         self.last_failure[pod.key] = message
         now = self.ctx.engine.now
         self.api.patch(self.actor, "pods", pod.metadata.name,
-                       lambda p: evolve(p, conditions=set_pod_condition(p.conditions, "PodScheduled", "False", now,
+                       lambda p: p.evolve(conditions=set_pod_condition(p.conditions, "PodScheduled", "False", now,
                                                                          "Unschedulable", message)),
                        namespace=pod.metadata.namespace, subresource="status")
         self.api.record_event(self.actor, pod, "FailedScheduling", message, type_="Warning",

@@ -16,7 +16,7 @@ from .faults import FaultError, normalise_fault, reverse_of
 from .garbage import CloudNodeLifecycleController, GarbageCollector, PodGarbageCollector
 from .kubelet import Kubelet
 from .nodelifecycle import NodeLifecycleController
-from .objects import LABEL_HOSTNAME, LABEL_ZONE, Node, ObjectMeta, Pod, Service, evolve, to_k8s
+from .objects import LABEL_HOSTNAME, LABEL_ZONE, Node, ObjectMeta, Pod, Service, to_k8s
 from .profiles import PROFILES
 from .scenario import Scenario
 from .scheduler import Scheduler
@@ -295,7 +295,7 @@ class Simulation:
 
     def _set_unschedulable(self, name: str, value: bool) -> None:
         if self.api.current("nodes", name) is not None:
-            self.api.patch(TRAINER, "nodes", name, lambda n: evolve(n, unschedulable=value))
+            self.api.patch(TRAINER, "nodes", name, lambda n: n.evolve(unschedulable=value))
 
     def _do_create_node(self, cmd: dict[str, Any]) -> None:
         name, zone = cmd["name"], cmd.get("zone", "")

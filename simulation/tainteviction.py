@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .apiserver import Actor
 from .clock import MS, US
 from .engine import Timer
-from .objects import NO_EXECUTE, Node, Pod, Taint, Toleration, evolve, set_pod_condition
+from .objects import NO_EXECUTE, Node, Pod, Taint, Toleration, set_pod_condition
 
 if TYPE_CHECKING:
     from .context import Context
@@ -215,7 +215,7 @@ class TaintEvictionController:
 
 
 def _with_conditions(pod: Pod, conditions: tuple) -> Pod:
-    return evolve(pod, conditions=conditions)
+    return pod.evolve(conditions=conditions)
 
 
 def _tol_text(t: Toleration) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..apiserver import Actor, Response
 from ..clock import MS, US, go_duration
 from ..engine import ProcessHandle, Timer
-from ..objects import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, Pod, Taint, evolve, set_pod_condition
+from ..objects import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, Pod, Taint, set_pod_condition
 from .lease import NodeLeaseController
 from .node_status import RESOURCE_CONDITION, NodeStatusSyncer
 
@@ -361,7 +361,7 @@ class Kubelet:
                 conditions = set_pod_condition(conditions, "DisruptionTarget", "True", now, dt_reason, dt_message)
             for ctype in ("Ready", "ContainersReady"):
                 conditions = set_pod_condition(conditions, ctype, "False", now, "PodFailed" if ctype == "Ready" else "PodFailed")
-            return evolve(current, phase="Failed", reason=reason, message=message, conditions=conditions,
+            return current.evolve(phase="Failed", reason=reason, message=message, conditions=conditions,
                            container_ready=False, container_state="terminated", container_reason="Error")
 
         yield from self._patch_pod(pod, change)
@@ -448,7 +448,7 @@ class Kubelet:
             conditions = current.conditions
             for ctype in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"):
                 conditions = set_pod_condition(conditions, ctype, "True", now)
-            return evolve(current, phase="Running", conditions=conditions, pod_ip=ip, host_ip=self.address,
+            return current.evolve(phase="Running", conditions=conditions, pod_ip=ip, host_ip=self.address,
                            start_time=current.start_time if current.start_time is not None else now,
                            container_ready=True, container_state="running", container_reason="",
                            restart_count=current.restart_count + (1 if restarted else 0))
@@ -482,7 +482,7 @@ class Kubelet:
             conditions = current.conditions
             for ctype in ("Ready", "ContainersReady"):
                 conditions = set_pod_condition(conditions, ctype, "True", now)
-            return evolve(current, conditions=conditions, container_ready=True)
+            return current.evolve(conditions=conditions, container_ready=True)
 
         resp = yield from self._patch_pod(pod, change)
         if not resp.ok and resp.code != 404:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import MS, US
 from ..context import jitter
-from ..objects import Lease, ObjectMeta, evolve
+from ..objects import Lease, ObjectMeta
 
 if TYPE_CHECKING:
     from .kubelet import Kubelet
@@ -50,7 +50,7 @@ class NodeLeaseController:
         api, engine = k.api, self.ctx.engine
         for _ in range(MAX_UPDATE_RETRIES):
             if base.metadata.owner_references:  # the usual renewal: no Node GET needed
-                to_update = evolve(base, renew_time=engine.now)
+                to_update = base.evolve(renew_time=engine.now)
             else:
                 to_update = yield from self.new_lease(base)
                 if to_update is None:
@@ -118,7 +118,7 @@ class NodeLeaseController:
                                          lambda _r: k.api.get(k.lease_actor, "nodes", k.name))
             if resp.ok:
                 owner = {"apiVersion": "v1", "kind": "Node", "name": k.name, "uid": resp.obj.metadata.uid}
-                lease = evolve(lease, metadata=evolve(lease.metadata, owner_references=(owner,)))
+                lease = lease.evolve(metadata=lease.metadata.evolve(owner_references=(owner,)))
             elif base is None or not self.ctx.profile.lease_renews_without_owner:
                 return None  # "Failed to prepare lease" (1.29+), or nothing to create yet
-        return evolve(lease, renew_time=self.ctx.engine.now)
+        return lease.evolve(renew_time=self.ctx.engine.now)

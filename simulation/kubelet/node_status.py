@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..clock import MS, US
 from ..context import jitter
 from ..engine import ProcessHandle
-from ..objects import LABEL_HOSTNAME, LABEL_ZONE, Node, NodeCondition, ObjectMeta, evolve
+from ..objects import LABEL_HOSTNAME, LABEL_ZONE, Node, NodeCondition, ObjectMeta
 
 if TYPE_CHECKING:
     from .kubelet import Kubelet
@@ -231,7 +231,7 @@ class NodeStatusSyncer:
             for t in order:
                 if t not in seen:
                     seen.append(t)
-            return evolve(current, conditions=tuple(merged[t] for t in seen))
+            return current.evolve(conditions=tuple(merged[t] for t in seen))
 
         resp = yield from k.api.call(k.status_actor, "patch", "nodes", k.name,
                                      lambda received: k.api.patch(k.status_actor, "nodes", k.name, change,
@@ -276,7 +276,7 @@ class NodeStatusSyncer:
                 pod_cidr=k.pod_cidr, address=k.address, kubelet_version=self.ctx.profile.kubelet_version,
                 capacity=(("cpu", "4"), ("ephemeral-storage", "101430960Ki"), ("memory", "16374584Ki"), ("pods", "110")),
             )
-            node = evolve(node, conditions=apply_setters(k, None, now))
+            node = node.evolve(conditions=apply_setters(k, None, now))
             resp = yield from k.api.call(k.status_actor, "create", "nodes", k.name,
                                          lambda received, node=node: k.api.create(k.status_actor, node, received))
             if resp.ok:

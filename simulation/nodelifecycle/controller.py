@@ -34,7 +34,6 @@ from ..objects import (
     NodeCondition,
     Pod,
     Taint,
-    evolve,
     set_pod_condition,
 )
 from .rate_limited_queue import RateLimitedTimedQueue, TimedValue
@@ -325,7 +324,7 @@ class NodeLifecycleController:
             else:
                 c = conditions[by_type[ctype]]
                 if c.status != "Unknown":
-                    conditions[by_type[ctype]] = evolve(c, status="Unknown", reason="NodeStatusUnknown",
+                    conditions[by_type[ctype]] = c.evolve(status="Unknown", reason="NodeStatusUnknown",
                                                          message="Kubelet stopped posting node status.",
                                                          last_transition_time=now)
         current = next(c for c in conditions if c.type == "Ready")
@@ -334,7 +333,7 @@ class NodeLifecycleController:
             if branch == "no-news" and ready is not None:
                 self._settled[name] = (node, health, health.probe_timestamp, record)
             return True, observed.status, current.status, None
-        updated = evolve(node, conditions=tuple(conditions))
+        updated = node.evolve(conditions=tuple(conditions))
         resp = self.api.update(self.actor, updated, subresource="status")
         self.ctx.recorder.decision(LANE, "nlc.mark-unknown", name, {
             "probeTimestamp": health.probe_timestamp / US, "gracePeriod": grace / US, "now": now / US,
@@ -484,7 +483,7 @@ class NodeLifecycleController:
             conditions = set_pod_condition(pod.conditions, "Ready", "False", now, ready.reason, ready.message)
             if conditions == pod.conditions:
                 continue  # already False with the same reason: UpdatePodCondition reports no change
-            resp = self.api.update(self.actor, evolve(pod, conditions=conditions), subresource="status")
+            resp = self.api.update(self.actor, pod.evolve(conditions=conditions), subresource="status")
             if resp.code == 404:
                 continue
             if not resp.ok:
@@ -516,7 +515,7 @@ class NodeLifecycleController:
             return
         conditions = set_pod_condition(new.conditions, "Ready", "False", self.ctx.engine.now, ready.reason, ready.message)
         if conditions != new.conditions:
-            self.api.update(self.actor, evolve(new, conditions=conditions), subresource="status")
+            self.api.update(self.actor, new.evolve(conditions=conditions), subresource="status")
             self.api.record_event(self.actor, new, "NodeNotReady", "Node is not ready", type_="Warning",
                                   source_component="node-controller")
 
@@ -640,7 +639,7 @@ class NodeLifecycleController:
         def add(current: Node) -> Node:
             if current.has_taint(add_key, NO_EXECUTE):
                 return current
-            return evolve(current, taints=current.taints + (Taint(add_key, NO_EXECUTE, "", now),))
+            return current.evolve(taints=current.taints + (Taint(add_key, NO_EXECUTE, "", now),))
 
         current = self.api.current("nodes", name)
         ok = True
@@ -658,7 +657,7 @@ class NodeLifecycleController:
         if current is None or not any(current.has_taint(k, e) for k, e in taints):
             return
         self.api.patch(self.actor, "nodes", name,
-                       lambda n: evolve(n, taints=tuple(t for t in n.taints if (t.key, t.effect) not in taints)))
+                       lambda n: n.evolve(taints=tuple(t for t in n.taints if (t.key, t.effect) not in taints)))
 
     # -- NoSchedule taints (taint nodes by condition) --------------------------------------------------
 
@@ -698,8 +697,8 @@ class NodeLifecycleController:
             return
         now = self.ctx.engine.now
         if to_add:
-            self.api.patch(self.actor, "nodes", name, lambda n: evolve(
-                n, taints=n.taints + tuple(Taint(k, NO_SCHEDULE, "", now) for k in to_add if not n.has_taint(k, NO_SCHEDULE))))
+            self.api.patch(self.actor, "nodes", name, lambda n: n.evolve(
+                taints=n.taints + tuple(Taint(k, NO_SCHEDULE, "", now) for k in to_add if not n.has_taint(k, NO_SCHEDULE))))
         if to_del:
             self._remove_taints(name, [(k, NO_SCHEDULE) for k in to_del])
         ready = node.condition("Ready")
