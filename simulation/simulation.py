@@ -112,14 +112,18 @@ class Simulation:
         until = seconds(t)
         if until > self.engine.now:
             collecting = gc.isenabled()
-            if collecting:
+            # a host that froze objects itself (pre-fork copy-on-write) keeps them frozen:
+            # unfreeze() would thaw them, so such a host gets the plain collector
+            promoting = collecting and gc.get_freeze_count() == 0
+            if promoting:
                 gc.collect(1)  # the host's young objects get their usual collection first
             gc.disable()
             try:
                 self.engine.run_until(until)
             finally:
-                if collecting:
+                if promoting:
                     _promote_young_objects()
+                if collecting:
                     gc.enable()
         return self.recorder.take()
 

@@ -147,3 +147,17 @@ def test_the_hosts_own_garbage_cycles_are_still_collected_young():
     del cycle
     sim.run_until(20)
     assert alive() is None
+
+
+def test_a_host_that_froze_its_objects_keeps_them_frozen():
+    """A pre-forking host freezes its objects for copy-on-write; a slice must not thaw them."""
+    import gc
+
+    sim = Simulation(load_scenario(DOC))
+    host_object = ["kept for the host's children"]
+    gc.freeze()
+    try:
+        sim.run_until(10)
+        assert not any(o is host_object for o in gc.get_objects())  # still in the permanent generation
+    finally:
+        gc.unfreeze()
