@@ -155,7 +155,7 @@ export class ClusterView {
 
   /**
    * Rebuilds what changed. Per frame only the touched cards are looked at; the whole structure
-   * is rebuilt only when the node set or the layout changed.
+   * is rebuilt only when the node set or the layout changed. Returns true when it was.
    */
   render() {
     const nodeCount = this.store.count("nodes");
@@ -182,12 +182,13 @@ export class ClusterView {
         this.dirty = new Set();
         if (this.layoutDirty) this.#layoutItems();
         this.tick(touched);
-        return;
+        return false;
       }
     }
     this.full = false;
     this.dirty.clear();
     this.#renderAll();
+    return true;
   }
 
   #renderAll() {

@@ -1,6 +1,7 @@
 // The run's websocket: snapshot first, then frames. On a drop it reconnects with
 // `?after=<last seq>` so the server replays exactly what was missed (or sends a fresh snapshot
 // when the gap is too old), and reports its state for the clock bar.
+import { nextTask } from "./dom.js";
 
 export class RunConnection {
   constructor(path, { onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, lastSeq }) {
@@ -33,7 +34,7 @@ export class RunConnection {
       } catch {
         return;
       }
-      this.#dispatch(msg);
+      this.#enqueue(ws, msg);
     });
     ws.addEventListener("close", (e) => {
       if (this.ws !== ws || this.closed) return;
@@ -46,6 +47,28 @@ export class RunConnection {
       const delay = Math.min(5000, 300 * 2 ** this.retry++);
       setTimeout(() => this.open(), delay);
     });
+  }
+
+  /**
+   * A snapshot (megabytes on a 100-node run) is parsed in its message's task and handled in the
+   * next one, so parsing and loading it do not add up to one long task; messages arriving
+   * meanwhile wait behind it, in order, each in its own task. Other messages go straight through.
+   */
+  #enqueue(ws, msg) {
+    if (this.queue) this.queue.push([ws, msg]);
+    else if (msg.type === "snapshot") {
+      this.queue = [[ws, msg]];
+      this.#drain();
+    } else this.#dispatch(msg);
+  }
+
+  async #drain() {
+    while (this.queue.length) {
+      await nextTask();
+      const [ws, msg] = this.queue.shift();
+      if (ws === this.ws) this.#dispatch(msg); // a replaced socket's rest is replayed by the new one
+    }
+    this.queue = null;
   }
 
   #dispatch(msg) {

@@ -24,3 +24,18 @@ export function setText(node, text) {
 export function barSize(share) {
   return `max(1px, ${share * 100}%) 100%`;
 }
+
+/**
+ * Resolves in a new task, so the browser can run input, rendering and other tasks in between:
+ * the page's opening is split into steps that each stay well under 50 ms (a long task) instead
+ * of one that holds the main thread. `scheduler.yield` where the browser has it (it keeps this
+ * work ahead of other queued tasks), otherwise a MessageChannel message (no 4 ms timer clamp).
+ */
+export function nextTask() {
+  if (globalThis.scheduler?.yield) return globalThis.scheduler.yield();
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(null);
+  });
+}

@@ -19,11 +19,19 @@ export class FrameScheduler {
     this.passes = 0; // for tests and the benchmark
   }
 
-  /** Asks for a pass: in the next animation frame, or when `interval` has passed since the last. */
-  request() {
-    if (this.raf || this.timer) return;
-    const wait = this.last + this.interval - performance.now();
-    if (wait > 1) {
+  /**
+   * Asks for a pass: in the next animation frame, or when `interval` has passed since the last.
+   * `soon`: in the next animation frame in any case (the second half of a pass split in two).
+   */
+  request(soon = false) {
+    if (this.raf) return;
+    if (soon && this.timer) {
+      clearTimeout(this.timer);
+      this.timer = 0;
+    }
+    if (this.timer) return;
+    const wait = soon ? 0 : this.last + this.interval - performance.now();
+    if (wait > 1 || soon) { // `soon` is asked in a pass: `prepare` must not run among its writes
       this.timer = setTimeout(() => {
         this.timer = 0;
         this.#frame();

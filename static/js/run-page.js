@@ -3,7 +3,7 @@
 import { RunConnection } from "./connection.js";
 import { ControllerState } from "./controllers.js";
 import { ClusterView } from "./cluster-view.js";
-import { setText } from "./dom.js";
+import { nextTask, setText } from "./dom.js";
 import { FrameScheduler } from "./frames.js";
 import { getEvents, getScenario, parseDuration, sendCommand, viewerLink } from "./api.js";
 import { FaultPanel } from "./faults.js";
@@ -61,9 +61,18 @@ class RunPage {
     // Every DOM write of the live panels happens in one pass per frame, ~10 a second at most;
     // the sequence diagram's scroll to its live end comes just before it (see scrollToLive).
     this.frames = new FrameScheduler(() => this.tick(), { prepare: () => this.sequence?.scrollToLive() });
+    this.ready = this.#open();
+  }
+
+  /**
+   * Builds the panels, then connects: in several tasks (each well under 50 ms on a 100-node page,
+   * where it was one of ~100 ms), the connection last, so the snapshot finds every panel built.
+   */
+  async #open() {
     const request = () => this.frames.request();
-    this.#build(request);
-    this.connection = new RunConnection(config.ws, {
+    await nextTask(); // not in the task that evaluated the page's modules
+    await this.#build(request);
+    this.connection = new RunConnection(this.config.ws, {
       lastSeq: () => this.store.lastSeq,
       onSnapshot: (msg) => this.onSnapshot(msg),
       onFrame: (msg) => this.onFrame(msg),
@@ -80,7 +89,7 @@ class RunPage {
     request();
   }
 
-  #build(request) {
+  async #build(request) {
     const t = this.t;
     const $ = (sel) => document.querySelector(sel);
     this.cluster = new ClusterView($("#cluster"), {
@@ -88,11 +97,14 @@ class RunPage {
       onFocus: (node) => this.setFocus(node),
       onSelectPod: (key) => this.selectPod(key),
     });
+    await nextTask();
     this.sequence = new SequenceView($("#sequence"), { d3: window.d3, t, history: this.history, onSelect: (e) => this.explain(e), request });
     this.timeline = new Timeline($("#timeline"), { t, onSelect: (e) => e && this.explain(e), duration: this.config.duration });
+    await nextTask();
     this.arch = new ArchitectureDiagram($("#flow-arch"), { t });
     this.health = new HealthFlowchart($("#flow-health"), { t });
     this.eviction = new EvictionFlow($("#flow-eviction"), { t });
+    await nextTask();
     this.kubectl = new KubectlPanel($("#kubectl"), { store: this.store, clock: this.clock });
     this.clockEls = { time: $("#clock-time"), utc: $("#clock-utc"), speed: $("#clock-speed"), state: $("#clock-state") };
     for (const tab of document.querySelectorAll("[data-tab]")) {
@@ -358,6 +370,7 @@ class RunPage {
    * changed (structure) and moves what moves (bars, arrows arriving, pulses).
    */
   tick() {
+    if (!this.connection) return; // still building (#open): its end asks for the first pass
     const now = this.clock.now();
     const c = this.clockEls;
     const clockText = `T+${formatOffset(now)}`;
@@ -376,14 +389,23 @@ class RunPage {
     const changed = version !== this.renderedVersion;
     if (changed) {
       this.renderedVersion = version;
-      this.cluster.render();
-      this.health.highlight(this.controllers.lastPass.get(this.focus));
+      if (this.cluster.render()) {
+        // The whole cluster view was drawn (a snapshot, a new node set): on a 100-node page that
+        // and the other panels in one pass made a task of ~100 ms (script, then style, layout
+        // and paint of it all). The other panels follow in the next animation frame.
+        this.restPending = true;
+        this.frames.request(true);
+        return;
+      }
     } else {
       this.cluster.tick();
     }
+    const rest = changed || this.restPending;
+    this.restPending = false;
+    if (rest) this.health.highlight(this.controllers.lastPass.get(this.focus));
     // kubectl prints ages in whole seconds at best: twice a second is as fresh as it gets.
     const wall = performance.now();
-    if (this.activeTab === "kubectl" && wall - this.kubectlAt >= 500 && (changed || this.kubectl.command !== "get-lease")) {
+    if (this.activeTab === "kubectl" && wall - this.kubectlAt >= 500 && (rest || this.kubectl.command !== "get-lease")) {
       this.kubectlAt = wall;
       this.kubectl.render();
     }
