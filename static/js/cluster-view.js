@@ -33,6 +33,10 @@ const SIZES = {
   projector: { zone: 50, row: 28, rowExtra: 54, gap: 2, zoneGap: 10, card: 260 },
 };
 const OVERSCAN = 120; // px of rows kept mounted above and below the viewport
+// Rows put into the list by a rebuild of the whole view (a snapshot: ~35 rows, ~500 elements on a
+// 1080-px page); the others follow in the next frame pass (mountRest), so neither pass, with its
+// style, layout and paint, makes a long task (> 50 ms).
+const FIRST_MOUNT = 16;
 const FIGURE_SPACE = "\u2007"; // as wide as a digit
 
 const podKey = (pod) => `${pod.metadata?.namespace ?? "default"}/${nameOf(pod)}`;
@@ -68,6 +72,7 @@ export class ClusterView {
     this.scrollTop = 0;
     this.viewHeight = 0;
     this.layoutDirty = false;
+    this.mountPending = false; // rows near the viewport not in the list yet (see FIRST_MOUNT)
     root.addEventListener("click", (e) => {
       const podEl = e.target.closest("[data-pod]");
       if (podEl) {
@@ -122,6 +127,7 @@ export class ClusterView {
     new MutationObserver(() => {
       this.full = true;
       this.render();
+      this.mountRest(); // no frame pass may come soon (a paused run)
     }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
   }
 
@@ -244,15 +250,18 @@ export class ClusterView {
     if (compact) {
       this.items = items;
       order.push(this.vlist);
-      this.#layoutItems();
+      this.#layoutItems(FIRST_MOUNT);
     }
     order.push(this.#pendingSection());
     syncChildren(this.root, order);
     this.tick();
   }
 
-  /** Positions of the virtual list's items (from the data: rows have one of two heights). */
-  #layoutItems() {
+  /**
+   * Positions of the virtual list's items (from the data: rows have one of two heights).
+   * `budget`: how many items may be put into the list now (see #mount).
+   */
+  #layoutItems(budget = this.mountPending ? 0 : Infinity) {
     this.layoutDirty = false;
     if (!this.compact) return;
     const s = this.sizes;
@@ -277,17 +286,34 @@ export class ClusterView {
       const node = this.mounted.get(item.key);
       if (node) this.#place(node, item);
     }
-    this.#mount();
+    this.#mount(budget);
   }
 
-  /** Puts the items near the viewport into the list, and takes the others out. */
-  #mount() {
+  /** Puts the rows a rebuild left out (FIRST_MOUNT) into the list; true if there were any. */
+  mountRest() {
+    if (!this.mountPending) return false;
+    this.#mount(Infinity);
+    return true;
+  }
+
+  /**
+   * Puts the items near the viewport into the list (at most `budget` new ones, top first: the
+   * rest wait for mountRest), and takes the others out. While rows wait for mountRest, none are
+   * added by the observers' calls either (the focused card's first size comes in the rebuild's
+   * task and would add them all there).
+   */
+  #mount(budget = this.mountPending ? 0 : Infinity) {
+    this.mountPending = false;
     if (!this.compact) return;
     const top = this.scrollTop - OVERSCAN;
     const bottom = this.scrollTop + (this.viewHeight || this.root.clientHeight) + OVERSCAN;
     const wanted = new Set();
     for (const item of this.items) {
       if (item.y + item.h < top || item.y > bottom) continue;
+      if (!this.mounted.has(item.key) && budget-- <= 0) {
+        this.mountPending = true;
+        continue;
+      }
       wanted.add(item.key);
       if (this.mounted.has(item.key)) continue;
       let node;

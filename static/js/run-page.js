@@ -70,7 +70,7 @@ class RunPage {
    */
   async #open() {
     const request = () => this.frames.request();
-    await nextTask(); // not in the task that evaluated the page's modules
+    await nextTask(); // not in the task of the constructor (sessionStorage's first read is slow)
     await this.#build(request);
     this.connection = new RunConnection(this.config.ws, {
       lastSeq: () => this.store.lastSeq,
@@ -387,18 +387,22 @@ class RunPage {
     let busy = false;
     const version = this.store.version + this.controllers.version * 1e6;
     const changed = version !== this.renderedVersion;
+    // The whole cluster view drawn (a snapshot, a new node set: render() is true) and the other
+    // panels in one pass made a task of ~100 ms on a 100-node page (script, then style, layout
+    // and paint of it all). Its first rows, the rest of them (mountRest) and the other panels
+    // come in three passes, each in the next animation frame.
+    let clusterBuilt = false;
     if (changed) {
       this.renderedVersion = version;
-      if (this.cluster.render()) {
-        // The whole cluster view was drawn (a snapshot, a new node set): on a 100-node page that
-        // and the other panels in one pass made a task of ~100 ms (script, then style, layout
-        // and paint of it all). The other panels follow in the next animation frame.
-        this.restPending = true;
-        this.frames.request(true);
-        return;
-      }
+      clusterBuilt = this.cluster.render();
     } else {
       this.cluster.tick();
+    }
+    if (!clusterBuilt) clusterBuilt = this.cluster.mountRest();
+    if (clusterBuilt) {
+      this.restPending = true;
+      this.frames.request(true);
+      return;
     }
     const rest = changed || this.restPending;
     this.restPending = false;
@@ -445,4 +449,5 @@ class RunPage {
 }
 
 const config = readJson("run-config");
-if (config) new RunPage(config);
+// Not in the task that evaluated the page's modules (with d3's, ~50 ms on a slow machine).
+if (config) nextTask().then(() => new RunPage(config));
