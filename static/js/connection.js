@@ -3,6 +3,8 @@
 // when the gap is too old), and reports its state for the clock bar.
 import { nextTask } from "./dom.js";
 
+const LARGE = 100_000; // characters: a message this long is parsed by the worker (json-worker.js)
+
 export class RunConnection {
   constructor(path, { onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, lastSeq }) {
     this.path = path;
@@ -28,6 +30,10 @@ export class RunConnection {
       this.retry = 0;
     });
     ws.addEventListener("message", (e) => {
+      if (e.data.length > LARGE && this.#worker()) {
+        this.#enqueue(ws, this.#parseLarge(e.data));
+        return;
+      }
       let msg;
       try {
         msg = JSON.parse(e.data);
@@ -49,14 +55,62 @@ export class RunConnection {
     });
   }
 
+  /** The JSON worker, started on first use (null where workers are not available). */
+  #worker() {
+    if (this.jsonWorker === undefined) {
+      try {
+        this.jsonWorker = new Worker(new URL("./json-worker.js", import.meta.url));
+        this.jsonWorker.onmessage = (e) => this.parsing.get(e.data.id)?.resolve(e.data);
+        // A worker that fails (its script did not load): what it was given is parsed here.
+        this.jsonWorker.onerror = () => {
+          this.jsonWorker = null;
+          for (const { resolve, text } of this.parsing.values()) resolve({ head: text, slices: [] });
+        };
+        this.parsing = new Map(); // id -> {resolve, text}
+        this.parseId = 0;
+      } catch {
+        this.jsonWorker = null;
+      }
+    }
+    return this.jsonWorker;
+  }
+
   /**
-   * A snapshot (megabytes on a 100-node run) is parsed in its message's task and handled in the
-   * next one, so parsing and loading it do not add up to one long task; messages arriving
-   * meanwhile wait behind it, in order, each in its own task. Other messages go straight through.
+   * A large message, parsed by the worker and put back together here one slice per task (each a
+   * few ms), so neither receiving nor parsing a 100-node snapshot is a long task (> 50 ms).
+   * Resolves with the message, or null if it was not JSON.
+   */
+  async #parseLarge(text) {
+    const id = ++this.parseId;
+    const reply = await new Promise((resolve) => {
+      this.parsing.set(id, { resolve, text });
+      this.jsonWorker.postMessage({ id, text });
+    });
+    this.parsing.delete(id);
+    if (reply.error) return null;
+    let msg;
+    try {
+      msg = JSON.parse(reply.head);
+    } catch {
+      return null;
+    }
+    for (const [kind, slice] of reply.slices) {
+      await nextTask();
+      msg.snapshot.objects[kind].push(...JSON.parse(slice));
+    }
+    return msg;
+  }
+
+  /**
+   * A snapshot (megabytes on a 100-node run) is handled in a task of its own, after the one that
+   * received it (and after the worker parsed it, for a large one), so receiving, parsing and
+   * loading it do not add up to one long task; messages arriving meanwhile wait behind it, in
+   * order, each in its own task. Other messages go straight through. `msg`: the message, or a
+   * promise of it.
    */
   #enqueue(ws, msg) {
     if (this.queue) this.queue.push([ws, msg]);
-    else if (msg.type === "snapshot") {
+    else if (msg instanceof Promise || msg.type === "snapshot") {
       this.queue = [[ws, msg]];
       this.#drain();
     } else this.#dispatch(msg);
@@ -64,9 +118,11 @@ export class RunConnection {
 
   async #drain() {
     while (this.queue.length) {
+      const msg = await this.queue[0][1];
       await nextTask();
-      const [ws, msg] = this.queue.shift();
-      if (ws === this.ws) this.#dispatch(msg); // a replaced socket's rest is replayed by the new one
+      const [ws] = this.queue.shift();
+      // Not JSON: dropped. A replaced socket's rest is replayed by the new one.
+      if (msg && ws === this.ws) this.#dispatch(msg);
     }
     this.queue = null;
   }
