@@ -34,9 +34,9 @@ const SIZES = {
 };
 const OVERSCAN = 120; // px of rows kept mounted above and below the viewport
 // Rows put into the list by a rebuild of the whole view (a snapshot: ~35 rows, ~500 elements on a
-// 1080-px page); the others follow in the next frame pass (mountRest), so neither pass, with its
-// style, layout and paint, makes a long task (> 50 ms).
-const FIRST_MOUNT = 16;
+// 1080-px page), and by each mountRest after it, one per frame pass, until all are in: so no
+// pass, with its style, layout and paint, makes a long task (> 50 ms).
+const MOUNT_STEP = 12;
 const FIGURE_SPACE = "\u2007"; // as wide as a digit
 
 const podKey = (pod) => `${pod.metadata?.namespace ?? "default"}/${nameOf(pod)}`;
@@ -72,7 +72,7 @@ export class ClusterView {
     this.scrollTop = 0;
     this.viewHeight = 0;
     this.layoutDirty = false;
-    this.mountPending = false; // rows near the viewport not in the list yet (see FIRST_MOUNT)
+    this.mountPending = false; // rows near the viewport not in the list yet (see MOUNT_STEP)
     root.addEventListener("click", (e) => {
       const podEl = e.target.closest("[data-pod]");
       if (podEl) {
@@ -127,7 +127,7 @@ export class ClusterView {
     new MutationObserver(() => {
       this.full = true;
       this.render();
-      this.mountRest(); // no frame pass may come soon (a paused run)
+      this.#mount(Infinity); // no frame pass may come soon (a paused run)
     }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
   }
 
@@ -250,7 +250,7 @@ export class ClusterView {
     if (compact) {
       this.items = items;
       order.push(this.vlist);
-      this.#layoutItems(FIRST_MOUNT);
+      this.#layoutItems(MOUNT_STEP);
     }
     order.push(this.#pendingSection());
     syncChildren(this.root, order);
@@ -289,10 +289,10 @@ export class ClusterView {
     this.#mount(budget);
   }
 
-  /** Puts the rows a rebuild left out (FIRST_MOUNT) into the list; true if there were any. */
+  /** Puts more of the rows a rebuild left out (MOUNT_STEP) into the list; true if there were any. */
   mountRest() {
     if (!this.mountPending) return false;
-    this.#mount(Infinity);
+    this.#mount(MOUNT_STEP);
     return true;
   }
 

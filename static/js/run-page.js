@@ -389,8 +389,8 @@ class RunPage {
     const changed = version !== this.renderedVersion;
     // The whole cluster view drawn (a snapshot, a new node set: render() is true) and the other
     // panels in one pass made a task of ~100 ms on a 100-node page (script, then style, layout
-    // and paint of it all). Its first rows, the rest of them (mountRest) and the other panels
-    // come in three passes, each in the next animation frame.
+    // and paint of it all). Its first rows, the rest of them (mountRest, a step per pass) and the
+    // other panels come in successive passes, each in the next animation frame.
     let clusterBuilt = false;
     if (changed) {
       this.renderedVersion = version;
