@@ -40,7 +40,7 @@ export class RunConnection {
       } catch {
         return;
       }
-      this.#enqueue(ws, msg);
+      if (msg && typeof msg === "object") this.#enqueue(ws, msg); // anything else is not ours
     });
     ws.addEventListener("close", (e) => {
       if (this.ws !== ws || this.closed) return;
@@ -117,14 +117,30 @@ export class RunConnection {
   }
 
   async #drain() {
-    while (this.queue.length) {
-      const msg = await this.queue[0][1];
-      await nextTask();
-      const [ws] = this.queue.shift();
-      // Not JSON: dropped. A replaced socket's rest is replayed by the new one.
-      if (msg && ws === this.ws) this.#dispatch(msg);
+    // One bad message (a failed parse, a handler that throws) is dropped and reported; the
+    // queue goes on, so the page does not stop following the run.
+    try {
+      while (this.queue.length) {
+        let msg = null;
+        try {
+          msg = await this.queue[0][1];
+        } catch (err) {
+          console.error(err);
+        }
+        await nextTask();
+        const [ws] = this.queue.shift();
+        // Not JSON: dropped. A replaced socket's rest is replayed by the new one.
+        if (msg && typeof msg === "object" && ws === this.ws) {
+          try {
+            this.#dispatch(msg);
+          } catch (err) {
+            console.error(err);
+          }
+        }
+      }
+    } finally {
+      this.queue = null;
     }
-    this.queue = null;
   }
 
   #dispatch(msg) {

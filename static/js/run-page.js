@@ -61,7 +61,7 @@ class RunPage {
     // Every DOM write of the live panels happens in one pass per frame, ~10 a second at most;
     // the sequence diagram's scroll to its live end comes just before it (see scrollToLive).
     this.frames = new FrameScheduler(() => this.tick(), { prepare: () => this.sequence?.scrollToLive() });
-    this.ready = this.#open();
+    this.#open().catch((e) => this.toast(String(e), true)); // a panel that cannot be built says so
   }
 
   /**
