@@ -261,7 +261,7 @@ export class ClusterView {
    * Positions of the virtual list's items (from the data: rows have one of two heights).
    * `budget`: how many items may be put into the list now (see #mount).
    */
-  #layoutItems(budget = this.mountPending ? 0 : Infinity) {
+  #layoutItems(budget) {
     this.layoutDirty = false;
     if (!this.compact) return;
     const s = this.sizes;
