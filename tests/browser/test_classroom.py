@@ -39,6 +39,27 @@ def shot(page, artifacts, name):
     page.screenshot(path=str(artifacts / f"{name}.png"))
 
 
+# The machine's own CJK fonts that site.css's font stacks name before the one the site serves
+# (static/vendor/noto-sans-sc, a web font: DevTools calls it a custom font).
+LOCAL_CJK_FAMILIES = ("Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei")
+
+
+def cjk_glyphs(page, selector: str) -> tuple[int, dict[str, int]]:
+    """How many glyphs of the element's text Chrome drew with a font that has Chinese glyphs,
+    and every font it drew with (family -> glyphs), as DevTools reports them. A character no
+    font of the stack has is drawn as a box by a font without it (here DejaVu Sans)."""
+    page.evaluate("document.fonts.ready")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+    fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    cdp.detach()
+    cjk = sum(f["glyphCount"] for f in fonts if f["isCustomFont"] or f["familyName"].startswith(LOCAL_CJK_FAMILIES))
+    return cjk, {f["familyName"]: f["glyphCount"] for f in fonts}
+
+
 def sequence_labels(page, after_note: str = "") -> list[str]:
     """Request lines of the sequence rows drawn right now (the live window at the bottom), only
     the ones after the fault note `after_note` when the window still reaches back to it."""
@@ -217,6 +238,10 @@ def test_chinese_pages_have_no_untranslated_string(browser, stack, artifacts, of
         card = home.locator(f'.scenario-card[data-scenario="{scenario.name}"]')
         expect(card.locator('[data-field="title"]')).to_have_text(scenario.title["zh"])
         expect(card.locator('[data-field="watch"]')).to_have_text(" ".join(scenario.watch["zh"].split()))
+    # Drawn with a font that has the glyphs, on any machine: this one has no CJK font at all.
+    expect(home.locator(".brand-text")).to_have_text("心跳课堂")
+    cjk, fonts = cjk_glyphs(home, ".brand-text")
+    assert cjk == 4, fonts
     shot(home, artifacts, "home-zh")
 
     page = open_page(browser, f"{stack.base}/runs/{run['id']}/#control={run['control_token']}", offsite, locale="zh-CN")
@@ -232,6 +257,9 @@ def test_chinese_pages_have_no_untranslated_string(browser, stack, artifacts, of
     leftovers = sorted({word for text in texts for word in english_words(text)})
     assert leftovers == [], [text for text in texts if english_words(text)]
     page.locator('[data-tab="flows"]').click()
+    label = page.locator('[data-tab="flows"]').inner_text()
+    cjk, fonts = cjk_glyphs(page, '[data-tab="flows"]')
+    assert cjk == len(label), (label, fonts)
     shot(page, artifacts, "run-zh-1920")
     assert offsite.offsite == []
 
