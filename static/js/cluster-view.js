@@ -48,8 +48,10 @@ function podState(pod) {
 }
 
 export class ClusterView {
-  constructor(root, { t, store, controllers, clock, onFocus, onSelectPod }) {
+  /** `request`: asks the page for a frame pass (the view draws only in those). */
+  constructor(root, { t, store, controllers, clock, onFocus, onSelectPod, request }) {
     this.root = root;
+    this.request = request;
     this.t = t;
     this.store = store;
     this.controllers = controllers;
@@ -123,11 +125,11 @@ export class ClusterView {
         }
       }
     });
-    // The projector theme has taller rows.
+    // The projector theme has taller rows: rebuilt in the next frame pass, its rows mounted a
+    // step per pass as after a snapshot (the page asks for those passes even while paused).
     new MutationObserver(() => {
       this.full = true;
-      this.render();
-      this.#mount(Infinity); // no frame pass may come soon (a paused run)
+      this.request();
     }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
   }
 
@@ -157,6 +159,11 @@ export class ClusterView {
 
   invalidate() {
     this.full = true;
+  }
+
+  /** True when the next render rebuilds the whole view (the page calls render then). */
+  get needsRebuild() {
+    return this.full;
   }
 
   /**

@@ -35,7 +35,10 @@ export function nextTask() {
   if (globalThis.scheduler?.yield) return globalThis.scheduler.yield();
   return new Promise((resolve) => {
     const channel = new MessageChannel();
-    channel.port1.onmessage = () => resolve();
+    channel.port1.onmessage = () => {
+      channel.port1.close(); // done with: a port left open keeps a Node.js test process alive
+      resolve();
+    };
     channel.port2.postMessage(null);
   });
 }

@@ -95,7 +95,7 @@ class RunPage {
     this.cluster = new ClusterView($("#cluster"), {
       t, store: this.store, controllers: this.controllers, clock: this.clock,
       onFocus: (node) => this.setFocus(node),
-      onSelectPod: (key) => this.selectPod(key),
+      onSelectPod: (key) => this.selectPod(key), request,
     });
     await nextTask();
     this.sequence = new SequenceView($("#sequence"), { d3: window.d3, t, history: this.history, onSelect: (e) => this.explain(e), request });
@@ -386,7 +386,7 @@ class RunPage {
     this.timeline.flush();
     let busy = false;
     const version = this.store.version + this.controllers.version * 1e6;
-    const changed = version !== this.renderedVersion;
+    const changed = version !== this.renderedVersion || this.cluster.needsRebuild;
     // The whole cluster view drawn (a snapshot, a new node set: render() is true) and the other
     // panels in one pass made a task of ~100 ms on a 100-node page (script, then style, layout
     // and paint of it all). Its first rows, the rest of them (mountRest, a step per pass) and the

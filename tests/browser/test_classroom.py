@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.web.live import http
 
-from .conftest import create_run
+from .conftest import classroom_document, create_run
 from .untranslated import COLLECT_JS, english_words
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -279,4 +279,60 @@ def test_projector_theme_and_laptop_size(browser, stack, artifacts, offsite):
     overflow = laptop.evaluate("document.documentElement.scrollWidth > window.innerWidth")
     assert overflow is False
     shot(laptop, artifacts, "run-laptop-1366")
+    assert offsite.offsite == []
+
+
+# Records, per task, how many node rows were put into the compact list (a MutationObserver's
+# callback runs once after each task that changed the DOM).
+COUNT_MOUNTS_JS = """() => {
+    window.mountsPerTask = [];
+    new MutationObserver((records) => {
+        let rows = 0;
+        for (const r of records) for (const n of r.addedNodes) {
+            if (n.nodeType !== Node.ELEMENT_NODE) continue;
+            rows += (n.dataset.node ? 1 : 0) + n.querySelectorAll('[data-node]').length;
+        }
+        if (rows) window.mountsPerTask.push(rows);
+    }).observe(document.querySelector('#cluster'), { childList: true, subtree: true });
+}"""
+
+# The rows in the compact list, top to bottom, and whether they fill the cluster panel's view.
+ROWS_JS = """() => {
+    const root = document.querySelector('#cluster');
+    const rows = [...root.querySelectorAll('.vlist > [data-node]')].sort((a, b) => a.offsetTop - b.offsetTop);
+    const rowsBottom = Math.max(...rows.map((r) => r.offsetTop + r.offsetHeight));
+    return { count: rows.length, filled: rowsBottom >= root.scrollTop + root.clientHeight,
+             heights: [...new Set(rows.filter((r) => !r.classList.contains('focused')).map((r) => r.style.height))] };
+}"""
+
+
+def test_a_large_cluster_is_drawn_a_few_rows_per_task(browser, stack, artifacts, offsite):
+    """60 nodes: the cluster view's compact list. Its rows come a step (12) per frame pass after a
+    snapshot, so the page's opening has no long task of them; all of them arrive. A theme change
+    while the run is paused is drawn too (in a frame pass the page asks for)."""
+    document = classroom_document("browser-large")
+    document["cluster"]["zones"] = [{"name": "zone-a", "nodes": 30}, {"name": "zone-b", "nodes": 30}]
+    document["cluster"]["workloads"] = [{"name": "web", "replicas": 60}]
+    run = create_run(stack, speed=1, document=document)
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    offsite.watch(context)
+    page = context.new_page()
+    page.add_init_script(f"document.addEventListener('DOMContentLoaded', {COUNT_MOUNTS_JS})")
+    page.goto(f"{stack.base}/runs/{run['id']}/#control={run['control_token']}")
+    wait_for_cluster(page)
+    page.wait_for_function("window.heartbeat.cluster.compact && !window.heartbeat.cluster.mountPending")
+    rows = page.evaluate(ROWS_JS)
+    assert rows["filled"] and rows["count"] > 12, rows  # more rows than one step: several passes
+    assert max(page.evaluate("window.mountsPerTask")) <= 12, page.evaluate("window.mountsPerTask")
+    assert "24px" in rows["heights"] and set(rows["heights"]) <= {"24px", "46px"}, rows  # default theme's rows
+
+    page.locator("#btn-pause").click()
+    expect(page.locator("body")).to_have_attribute("data-paused", "true")
+    page.evaluate("window.mountsPerTask = []")
+    page.locator("#theme-toggle").click()  # paused: the page still draws the rebuilt list
+    page.wait_for_function(f"({ROWS_JS})().heights.includes('28px') && !window.heartbeat.cluster.mountPending")
+    rows = page.evaluate(ROWS_JS)
+    assert rows["filled"] and "28px" in rows["heights"] and set(rows["heights"]) <= {"28px", "54px"}, rows  # projector's
+    assert max(page.evaluate("window.mountsPerTask"), default=0) <= 12, page.evaluate("window.mountsPerTask")
+    shot(page, artifacts, "run-large-projector")
     assert offsite.offsite == []

@@ -1,0 +1,201 @@
+// RunConnection's message path as a 100-node page meets it: a snapshot of megabytes parsed by the
+// JSON worker (the real json-worker.js, run in a vm context standing in for the worker thread)
+// and put back together one slice per task, frames that arrive meanwhile, a worker that fails
+// and messages that are not JSON. The websocket is a fake the test drives.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import vm from "node:vm";
+import { RunConnection } from "../../static/js/connection.js";
+
+const WORKER_SOURCE = readFileSync(new URL("../../static/js/json-worker.js", import.meta.url), "utf8");
+
+class FakeWebSocket {
+  static last = null;
+
+  constructor(url) {
+    this.url = url;
+    this.listeners = {};
+    this.sent = [];
+    FakeWebSocket.last = this;
+  }
+
+  addEventListener(type, fn) {
+    (this.listeners[type] ??= []).push(fn);
+  }
+
+  send(text) {
+    this.sent.push(text);
+  }
+
+  close() {
+    this.closed = true;
+  }
+
+  /** The server sends `data` (an object is sent as its JSON). */
+  receive(data) {
+    const text = typeof data === "string" ? data : JSON.stringify(data);
+    for (const fn of this.listeners.message ?? []) fn({ data: text });
+  }
+}
+
+/** json-worker.js in a context of its own; replies arrive in a later task, as a worker's do. */
+class VmWorker {
+  static started = 0;
+
+  constructor() {
+    VmWorker.started++;
+    this.context = vm.createContext({ postMessage: (data) => setImmediate(() => this.onmessage?.({ data })) });
+    vm.runInContext(WORKER_SOURCE, this.context);
+  }
+
+  postMessage(data) {
+    this.posted = (this.posted ?? 0) + 1;
+    setImmediate(() => this.context.onmessage({ data: structuredClone(data) }));
+  }
+}
+
+/** A worker whose script could not be loaded: it reports an error instead of replying. */
+class BrokenWorker {
+  postMessage() {
+    setImmediate(() => this.onerror?.(new Event("error")));
+  }
+}
+
+function pod(i) {
+  return {
+    apiVersion: "v1", kind: "Pod",
+    metadata: { name: `web-${i}`, namespace: "default", uid: `uid-${i}`, resourceVersion: String(1000 + i) },
+    spec: { nodeName: `node-${i % 100}`, tolerations: [{ key: "node.kubernetes.io/unreachable", effect: "NoExecute", tolerationSeconds: 300 }] },
+    status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] },
+  };
+}
+
+/** A snapshot message over 100 kB with lists longer than the worker's slices (200). */
+function bigSnapshot(pods = 950) {
+  const nodes = Array.from({ length: 100 }, (_, i) => ({ metadata: { name: `node-${i}` } }));
+  return {
+    type: "snapshot", last_seq: 500, clock: { t: 20, speed: 1, paused: false },
+    snapshot: { last_seq: 500, objects: { nodes, pods: Array.from({ length: pods }, (_, i) => pod(i)), leases: [] } },
+  };
+}
+
+function frame(seq) {
+  return { type: "frame", seq: [seq, seq], events: [{ seq, type: "write" }], clock: { t: 20 + seq / 100 } };
+}
+
+/** A connection with handlers that record what they get, in order; resolves `until(n)`. */
+function connect(WorkerClass) {
+  globalThis.location = { protocol: "http:", host: "127.0.0.1:8000" };
+  globalThis.WebSocket = FakeWebSocket;
+  globalThis.Worker = WorkerClass;
+  const got = [];
+  let last = 0;
+  let waiting = null;
+  const push = (item) => {
+    got.push(item);
+    if (waiting && got.length >= waiting.n) waiting.resolve();
+  };
+  const conn = new RunConnection("/ws/runs/r1/", {
+    lastSeq: () => last,
+    onSnapshot: (msg) => {
+      last = msg.last_seq;
+      push(msg);
+    },
+    onFrame: (msg) => {
+      last = msg.seq[1];
+      push(msg);
+    },
+  });
+  const until = (n) => new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`only ${got.length} of ${n} messages: ${JSON.stringify(got.map((m) => m.type))}`)), 5000);
+    waiting = { n, resolve: () => { clearTimeout(timer); resolve(); } };
+    if (got.length >= n) waiting.resolve();
+  });
+  return { conn, ws: FakeWebSocket.last, got, until };
+}
+
+test("a large snapshot parsed by the worker arrives whole, with frames after it in order", async () => {
+  const { conn, ws, got, until } = connect(VmWorker);
+  const snapshot = bigSnapshot();
+  assert.ok(JSON.stringify(snapshot).length > 100_000);
+  ws.receive(snapshot);
+  ws.receive(frame(501)); // while the worker parses: queued behind the snapshot
+  ws.receive(frame(502));
+  await until(3);
+  assert.equal(conn.jsonWorker.posted, 1);
+  assert.deepEqual(got[0], snapshot); // every slice back, in order (950 pods: 5 slices)
+  assert.deepEqual(got.slice(1).map((m) => m.seq[0]), [501, 502]);
+  assert.equal(conn.state, "live");
+  ws.receive(frame(503)); // the queue is drained: frames go straight through again
+  await until(4);
+  assert.equal(got[3].seq[0], 503);
+});
+
+test("a worker that fails hands its message back to be parsed on the page", async () => {
+  const { conn, ws, got, until } = connect(BrokenWorker);
+  const snapshot = bigSnapshot(300);
+  ws.receive(snapshot);
+  ws.receive(frame(501));
+  await until(2);
+  assert.deepEqual(got[0], snapshot);
+  assert.equal(got[1].seq[0], 501);
+  assert.equal(conn.jsonWorker, null); // not tried again
+  ws.receive(bigSnapshot(400));
+  await until(3);
+  assert.equal(got[2].snapshot.objects.pods.length, 400);
+});
+
+test("a page without workers parses large messages itself", async () => {
+  class NoWorker {
+    constructor() {
+      throw new Error("workers are not available here");
+    }
+  }
+  const { ws, got, until } = connect(NoWorker);
+  const snapshot = bigSnapshot(250);
+  ws.receive(snapshot);
+  await until(1);
+  assert.deepEqual(got[0], snapshot);
+});
+
+test("a large message that is not JSON is dropped and the messages after it still arrive", async () => {
+  const { ws, got, until } = connect(VmWorker);
+  ws.receive(`{"type": "snapshot", "broken": ${"x".repeat(120_000)}`);
+  ws.receive(frame(1));
+  ws.receive("[1, 2, 3]"); // JSON, but not a message of ours
+  ws.receive(frame(2));
+  await until(2);
+  assert.deepEqual(got.map((m) => m.seq[0]), [1, 2]);
+  const snapshot = bigSnapshot(210);
+  ws.receive(snapshot);
+  ws.receive(frame(501));
+  await until(4);
+  assert.deepEqual(got[2], snapshot);
+  assert.equal(got[3].seq[0], 501);
+});
+
+test("a handler that throws loses only its own message", async () => {
+  const { conn, ws, got, until } = connect(VmWorker);
+  const original = conn.handlers.onSnapshot;
+  let calls = 0;
+  conn.handlers.onSnapshot = (msg) => {
+    if (++calls === 1) throw new Error("panel failed");
+    original(msg);
+  };
+  const errors = [];
+  const consoleError = console.error;
+  console.error = (err) => errors.push(String(err));
+  try {
+    ws.receive(bigSnapshot(201));
+    ws.receive(frame(501));
+    await until(1);
+    ws.receive(bigSnapshot(202));
+    await until(2);
+  } finally {
+    console.error = consoleError;
+  }
+  assert.deepEqual(got.map((m) => m.type), ["frame", "snapshot"]);
+  assert.equal(got[1].snapshot.objects.pods.length, 202);
+  assert.deepEqual(errors, ["Error: panel failed"]);
+});
