@@ -134,21 +134,6 @@ class Engine:
         self._push(entry)
         handle.wake = entry
 
-    def _resume(self, handle: ProcessHandle) -> None:
-        if not handle.alive:
-            handle.wake = None  # it and its last entry would hold each other: a reference cycle
-            return
-        self.current = handle
-        try:
-            delay = handle.gen.send(None)
-        except StopIteration:
-            handle.alive = False
-            handle.wake = None
-            return
-        finally:
-            self.current = None
-        self._wake(handle, self.now + delay)
-
     def wake_at(self, handle: ProcessHandle, when: int) -> None:
         """Move a sleeping process's next wake-up (e.g. a blocked request when the network heals)."""
         if handle.wake is not None:
@@ -180,11 +165,20 @@ class Engine:
                 source.popleft()
 
     def run_until(self, until: int) -> None:
+        """Handle every entry due before `until`, in order. The loop is the engine's hot path
+        (2.5 M entries in a 5,000-node hour), so `_next` and a process's resumption are
+        written out in it: one Python call fewer per entry, two per wake-up."""
         heap = self._heap
         pop = heapq.heappop
-        following = self._next
+        lanes = self._lane_list
         while True:
-            entry, source = following()
+            entry = heap[0] if heap else None
+            source = None
+            for lane in lanes:  # as _next
+                if lane:
+                    head = lane[0]
+                    if entry is None or head < entry:
+                        entry, source = head, lane
             if entry is None or entry[0] >= until:
                 break
             if source is None:
@@ -196,9 +190,22 @@ class Engine:
                 continue
             entry[3] = None  # a fired timer is no longer active
             self.now = entry[0]
-            if fn is _RESUME:
-                self._resume(entry[4])
-            else:
+            if fn is not _RESUME:
                 fn(*entry[4])
+                continue
+            handle = entry[4]
+            if not handle.alive:
+                handle.wake = None  # it and its last entry would hold each other: a reference cycle
+                continue
+            self.current = handle
+            try:
+                delay = handle.gen.send(None)
+            except StopIteration:
+                handle.alive = False
+                handle.wake = None
+                continue
+            finally:
+                self.current = None
+            self._wake(handle, self.now + delay)
         if until > self.now:
             self.now = until

@@ -100,7 +100,11 @@ class Node:
         return c.status if c else None
 
     def has_taint(self, key: str, effect: str) -> bool:
-        return any(t.key == key and t.effect == effect for t in self.taints)
+        # a loop, not any(<generator>): called for every Unknown node in every monitor pass
+        for t in self.taints:  # noqa: SIM110
+            if t.key == key and t.effect == effect:
+                return True
+        return False
 
 
 @dataclass(frozen=True, slots=True)
