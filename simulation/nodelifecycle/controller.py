@@ -424,10 +424,12 @@ class NodeLifecycleController:
             for name in batches.pop(t):
                 if name in steady and self.health[name].probe_timestamp == t:
                     examine.add(name)
-        for name in sorted(examine):
-            entry = steady.get(name)
-            if entry is not None and not self._steady_pass(name, entry[1], now):
-                self._leave_steady(name)
+        # Each look is on its own node; only the ones that leave take effect in an order that
+        # shows (their records), so only they are sorted, not the 2,500 looked at in a pass.
+        leaving = [name for name in examine if (entry := steady.get(name)) is not None
+                   and not self._steady_pass(name, entry[1], now)]
+        for name in sorted(leaving):
+            self._leave_steady(name)
         self._steady_time = now
 
     def _steady_pass(self, name: str, zone: str, now: int) -> bool:

@@ -55,7 +55,7 @@ class NeverLimiter:
         return 1.0
 
 
-@dataclass
+@dataclass(slots=True)
 class TimedValue:
     process_at: int
     order: int
