@@ -42,6 +42,7 @@ def shot(page, artifacts, name):
 # The machine's own CJK fonts that site.css's font stacks name before the one the site serves
 # (static/vendor/noto-sans-sc, a web font: DevTools calls it a custom font).
 LOCAL_CJK_FAMILIES = ("Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei")
+HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 def cjk_glyphs(page, selector: str) -> tuple[int, dict[str, int]]:
@@ -240,8 +241,10 @@ def test_chinese_pages_have_no_untranslated_string(browser, stack, artifacts, of
         expect(card.locator('[data-field="watch"]')).to_have_text(" ".join(scenario.watch["zh"].split()))
     # Drawn with a font that has the glyphs, on any machine: this one has no CJK font at all.
     expect(home.locator(".brand-text")).to_have_text("心跳课堂")
-    cjk, fonts = cjk_glyphs(home, ".brand-text")
-    assert cjk == 4, fonts
+    for selector in (".brand-text", "h1", "#theme-toggle", ".scenario-card h2"):
+        text = home.locator(selector).first.inner_text()
+        cjk, fonts = cjk_glyphs(home, selector)
+        assert cjk >= len(HAN.findall(text)) > 0, (selector, text, fonts)
     shot(home, artifacts, "home-zh")
 
     page = open_page(browser, f"{stack.base}/runs/{run['id']}/#control={run['control_token']}", offsite, locale="zh-CN")
@@ -257,9 +260,10 @@ def test_chinese_pages_have_no_untranslated_string(browser, stack, artifacts, of
     leftovers = sorted({word for text in texts for word in english_words(text)})
     assert leftovers == [], [text for text in texts if english_words(text)]
     page.locator('[data-tab="flows"]').click()
-    label = page.locator('[data-tab="flows"]').inner_text()
-    cjk, fonts = cjk_glyphs(page, '[data-tab="flows"]')
-    assert cjk == len(label), (label, fonts)
+    for selector in ('[data-tab="flows"]', "#cluster-title", "#seq-title"):
+        text = page.locator(selector).first.inner_text()
+        cjk, fonts = cjk_glyphs(page, selector)
+        assert cjk >= len(HAN.findall(text)) > 0, (selector, text, fonts)
     shot(page, artifacts, "run-zh-1920")
     assert offsite.offsite == []
 
