@@ -15,6 +15,7 @@ from ..context import jitter
 from ..objects import Lease, ObjectMeta
 
 if TYPE_CHECKING:
+    from ..apiserver import Response
     from .kubelet import Kubelet
 
 MAX_UPDATE_RETRIES = 5
@@ -30,11 +31,28 @@ class NodeLeaseController:
         self.rng = self.ctx.rng(f"lease:{kubelet.name}")
 
     def run(self) -> Generator[int, Any, None]:
-        """sync() every period; the usual renewal (a cached Lease to PUT) goes straight to
-        retryUpdateLease without one more generator level: 1.8 M renewals an hour at 5,000 nodes."""
+        """sync() every period. The usual renewal (a cached Lease with its owner, a request that
+        goes straight through) is retryUpdateLease's first try, written out here: no generator
+        of its own and no `yield from` level on its two wake-ups, 1.8 M renewals an hour at
+        5,000 nodes. Everything else goes through retry_update_lease."""
         period = self.ctx.kubelet.renew_interval
+        k = self.kubelet
+        api, engine, actor = k.api, self.ctx.engine, k.lease_actor
         while True:
-            if self.latest is None or not (yield from self.retry_update_lease(self.latest)):
+            base = self.latest
+            latency = None
+            if base is not None and base.metadata.owner_references:
+                latency = api.direct_latency(actor)
+            if latency is not None:
+                received = engine.now
+                to_update = base.evolve(renew_time=received)
+                yield latency  # what api.call does for a request that goes straight through
+                resp = api.update(actor, to_update, received=received)
+                if resp.ok:
+                    self.latest = resp.obj
+                elif not (yield from self.retry_update_lease(base, first=resp)):
+                    yield from self.ensure_and_renew()
+            elif base is None or not (yield from self.retry_update_lease(base)):
                 yield from self.ensure_and_renew()
             yield jitter(self.rng, period)
 
@@ -45,22 +63,20 @@ class NodeLeaseController:
         if not created and lease is not None:
             yield from self.retry_update_lease(lease)
 
-    def retry_update_lease(self, base: Lease) -> Generator[int, Any, bool]:
+    def retry_update_lease(self, base: Lease, first: Response | None = None) -> Generator[int, Any, bool]:
+        """Up to five PUTs of `base` renewed; `first`: the answer to a first try already made."""
         k = self.kubelet
         api, engine = k.api, self.ctx.engine
-        for _ in range(MAX_UPDATE_RETRIES):
-            if base.metadata.owner_references:  # the usual renewal: no Node GET needed
-                to_update = base.evolve(renew_time=engine.now)
+        for attempt in range(MAX_UPDATE_RETRIES):
+            if attempt == 0 and first is not None:
+                resp = first
             else:
-                to_update = yield from self.new_lease(base)
-                if to_update is None:
-                    return False
-            latency = api.direct_latency(k.lease_actor)
-            if latency is not None:  # what api.call does for a request that goes straight through
-                received = engine.now
-                yield latency
-                resp = api.update(k.lease_actor, to_update, received=received)
-            else:
+                if base.metadata.owner_references:  # the usual renewal: no Node GET needed
+                    to_update = base.evolve(renew_time=engine.now)
+                else:
+                    to_update = yield from self.new_lease(base)
+                    if to_update is None:
+                        return False
                 resp = yield from api.call(k.lease_actor, "update", "leases", k.name,
                                            lambda received, obj=to_update: api.update(k.lease_actor, obj, received=received),
                                            namespace="kube-node-lease")
