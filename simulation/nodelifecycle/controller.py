@@ -150,6 +150,7 @@ class NodeLifecycleController:
         self._examine_next: set[str] = set()
         self._probe_batches: dict[int, list[str]] = {}  # probe timestamp -> steady nodes that had it
         self._batch_times: list[int] = []  # heap of the batches' probe timestamps
+        self._renewals: dict[str, tuple[int, int | None]] = {}  # see _steady_sweep
         self._lease_log.clear()
         self._settled: dict[str, tuple[Node, NodeHealth, int, PassRecord]] = {}  # see _settled_pass
         self.started_at = self.ctx.engine.now
@@ -360,8 +361,9 @@ class NodeLifecycleController:
     # version of that Node (the informer's handler) takes it out again.
     #
     # A pass looks only at the steady nodes that can have news: a new Lease became visible
-    # since the last pass (the API server's change log), the node just became steady, or its
-    # probe timestamp is older than the grace period (deadline batches). For every other
+    # since the last pass (the API server's change log: noted, see _steady_sweep), the node
+    # just became steady, or its probe timestamp is older than the grace period (deadline
+    # batches). For every other
     # steady node the full path would change nothing and find Ready=True; its pass record is
     # derived when asked (`pass_record`). Anything else goes through the full path, in name
     # order as before. `tests/simulation/test_shortcuts.py` runs with and without this path.
@@ -400,6 +402,7 @@ class NodeLifecycleController:
         if entry is None:
             return
         self._steady_changes += 1
+        self._apply_renewal(name)
         record = self.last_pass.get(name)
         if record is None or record.t != self._steady_time:
             self.last_pass[name] = self._steady_record(name, entry[1])
@@ -408,34 +411,85 @@ class NodeLifecycleController:
             self._steady_counts[entry[1]] -= 1
 
     def _steady_sweep(self, now: int) -> None:
-        """The steady nodes that can have news this pass; those that fail go to the full path."""
+        """The steady nodes that can have news this pass; those that fail go to the full path.
+
+        A steady node's new Lease is only noted here (`_renewals`: this pass's time and the
+        renewTime, what the full path would store); its health record takes it when someone
+        reads the record (`_apply_renewal`) or when its old probe timestamp's batch comes due,
+        which moves it to the batch of the new one. A healthy node renews every 10 s and has a
+        grace period of 50 s: one look at its record per grace period instead of five."""
         steady = self._steady
         examine = self._examine_next
         self._examine_next = set()
         log = self._lease_log
+        renewed = set()
         while log and log[0][0] <= now:
             name = log.popleft()[1]
-            if name in steady:
-                examine.add(name)
+            if name in steady and name not in examine:
+                renewed.add(name)
+        for name in renewed:
+            self._note_lease(name, now)
         grace = self.cm.node_monitor_grace_period
         batches, times = self._probe_batches, self._batch_times
         while times and times[0] + grace < now:
             t = heapq.heappop(times)
             for name in batches.pop(t):
-                if name in steady and self.health[name].probe_timestamp == t:
-                    examine.add(name)
+                if name not in steady or self.health[name].probe_timestamp != t:
+                    continue  # left, or already in a later batch
+                probe = self._apply_renewal(name)
+                if probe == t:
+                    examine.add(name)  # no new Lease since t: its grace period ran out
+                else:
+                    self._batch(name, probe)
+                    if probe + grace < now:
+                        examine.add(name)
         # Each look is on its own node; only the ones that leave take effect in an order that
-        # shows (their records), so only they are sorted, not the 2,500 looked at in a pass.
+        # shows (their records), so only they are sorted.
         leaving = [name for name in examine if (entry := steady.get(name)) is not None
                    and not self._steady_pass(name, entry[1], now)]
         for name in sorted(leaving):
             self._leave_steady(name)
         self._steady_time = now
 
+    def _note_lease(self, name: str, now: int) -> None:
+        """A steady node's Lease was written: note it if this pass sees it as news."""
+        lease = self.api.cached("leases", name, "kube-node-lease")
+        pending = self._renewals.get(name)
+        if pending is not None:
+            news = _lease_is_news(lease, True, pending[1])
+        else:
+            health = self.health[name]
+            news = _lease_is_news(lease, health.has_lease, health.lease_renew_time)
+        if news:
+            self._renewals[name] = (now, lease.renew_time)
+
+    def _apply_renewal(self, name: str) -> int:
+        """Puts a noted Lease renewal into the node's health record; returns its probe timestamp."""
+        health = self.health[name]
+        pending = self._renewals.pop(name, None)
+        if pending is not None:
+            health.has_lease = True
+            health.probe_timestamp, health.lease_renew_time = pending
+        return health.probe_timestamp
+
+    def _probe_of(self, name: str) -> int:
+        """A node's probe timestamp as of the last pass (a noted renewal included)."""
+        pending = self._renewals.get(name)
+        return pending[0] if pending is not None else self.health[name].probe_timestamp
+
+    def _batch(self, name: str, probe: int) -> None:
+        """Looked at again when `probe` is older than the grace period."""
+        batch = self._probe_batches.get(probe)
+        if batch is None:
+            batch = self._probe_batches[probe] = []
+            heapq.heappush(self._batch_times, probe)
+        batch.append(name)
+
     def _steady_pass(self, name: str, zone: str, now: int) -> bool:
         """The pass for an unchanged healthy node; False (nothing changed) if it needs the full path."""
         if name in self.queues[zone] or name in self.nodes_to_retry:
             return False
+        self._apply_renewal(name)
         health = self.health[name]
         lease = self.api.cached("leases", name, "kube-node-lease")
         renewed = _lease_is_news(lease, health.has_lease, health.lease_renew_time)
@@ -446,16 +500,12 @@ class NodeLifecycleController:
             health.has_lease = True
             health.lease_renew_time = lease.renew_time
             health.probe_timestamp = now
-        batch = self._probe_batches.get(probe)
-        if batch is None:
-            batch = self._probe_batches[probe] = []
-            heapq.heappush(self._batch_times, probe)
-        batch.append(name)  # looked at again when this probe timestamp expires
+        self._batch(name, probe)
         return True
 
     def _steady_record(self, name: str, zone: str) -> PassRecord:
         """What the full path would have recorded for a steady node in the last pass."""
-        t, probe, grace = self._steady_time, self.health[name].probe_timestamp, self.cm.node_monitor_grace_period
+        t, probe, grace = self._steady_time, self._probe_of(name), self.cm.node_monitor_grace_period
         return PassRecord(t, "lease-renewed" if probe == t else "no-news", probe, grace, probe + grace,
                           "True", "True", zone)
 
@@ -839,7 +889,7 @@ class NodeLifecycleController:
     def describe(self) -> dict[str, Any]:
         return {
             "running": self.running,
-            "nodes": {name: {"probeTimestamp": h.probe_timestamp / US,
+            "nodes": {name: {"probeTimestamp": self._probe_of(name) / US,
                              "readyTransitionTimestamp": h.ready_transition_timestamp / US,
                              **(record.as_dict() if (record := self.pass_record(name)) else {})}
                       for name, h in sorted(self.health.items())},
