@@ -95,7 +95,7 @@ class APIServer:
         self._pending: dict[str, dict[Key, list[tuple[int, Any]]]] = {r: {} for r in API_VERSION}
         self._blocked: dict[str, list[tuple[Any, int, int]]] = {}  # node -> (process, sent, deadline)
         self._node_names: tuple[str, ...] | None = None  # sorted names in the cache; None when stale
-        self._change_logs: dict[str, deque[tuple[int, str]]] = {}
+        self._change_logs: dict[str, deque[tuple[int, str, Any]]] = {}
 
     # -- watches ------------------------------------------------------------------------
 
@@ -114,10 +114,11 @@ class APIServer:
             # a new tuple: events already emitted keep the watcher list of their moment
             self._watchers[resource] = (*self._watchers[resource], lane)
 
-    def change_log(self, resource: str) -> deque[tuple[int, str]]:
-        """(visible at, name) of every write to `resource`, in order: a reader of the cache
-        (`cached`) pops what became visible to learn which objects may have changed, instead
-        of reading every one of them (the NodeLifecycleController and 5,000 Leases)."""
+    def change_log(self, resource: str) -> deque[tuple[int, str, Any]]:
+        """(visible at, name, object or None when deleted) of every write to `resource`, in
+        order: a reader of the cache pops what became visible to learn which objects changed
+        and to what, instead of reading every one of them (the NodeLifecycleController and
+        5,000 Leases). The last entry popped for a name is what `cached` gives at that moment."""
         return self._change_logs.setdefault(resource, deque())
 
     def _deliver(self, resource: str, key: Key, old: Any, new: Any) -> None:
@@ -422,7 +423,7 @@ class APIServer:
             history.insert(0, (visible, None if removed else new))
             log = self._change_logs.get(resource)
             if log is not None:
-                log.append((visible, m.name))
+                log.append((visible, m.name, None if removed else new))
 
     # -- core/v1 Events -----------------------------------------------------------------------------
 

@@ -422,13 +422,13 @@ class NodeLifecycleController:
         examine = self._examine_next
         self._examine_next = set()
         log = self._lease_log
-        renewed = set()
+        written: dict[str, Lease | None] = {}  # the Lease each steady node has at this pass
         while log and log[0][0] <= now:
-            name = log.popleft()[1]
+            _visible, name, lease = log.popleft()
             if name in steady and name not in examine:
-                renewed.add(name)
-        for name in renewed:
-            self._note_lease(name, now)
+                written[name] = lease
+        for name, lease in written.items():
+            self._note_lease(name, now, lease)
         grace = self.cm.node_monitor_grace_period
         batches, times = self._probe_batches, self._batch_times
         while times and times[0] + grace < now:
@@ -436,6 +436,7 @@ class NodeLifecycleController:
             for name in batches.pop(t):
                 if name not in steady or self.health[name].probe_timestamp != t:
                     continue  # left, or already in a later batch
+                self.api.cached("leases", name, "kube-node-lease")  # the versions noted meanwhile settle
                 probe = self._apply_renewal(name)
                 if probe == t:
                     examine.add(name)  # no new Lease since t: its grace period ran out
@@ -451,9 +452,9 @@ class NodeLifecycleController:
             self._leave_steady(name)
         self._steady_time = now
 
-    def _note_lease(self, name: str, now: int) -> None:
-        """A steady node's Lease was written: note it if this pass sees it as news."""
-        lease = self.api.cached("leases", name, "kube-node-lease")
+    def _note_lease(self, name: str, now: int, lease: Lease | None) -> None:
+        """A steady node's Lease was written (`lease`: the version this pass sees, from the
+        change log, as `cached` would give it): note it if it is news."""
         pending = self._renewals.get(name)
         if pending is not None:
             news = _lease_is_news(lease, True, pending[1])
