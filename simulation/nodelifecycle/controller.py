@@ -151,6 +151,7 @@ class NodeLifecycleController:
         self._probe_batches: dict[int, list[str]] = {}  # probe timestamp -> steady nodes that had it
         self._batch_times: list[int] = []  # heap of the batches' probe timestamps
         self._renewals: dict[str, tuple[int, int | None]] = {}  # see _steady_sweep
+        self._leases_changed: set[str] = set()  # not steady, Lease written since the last pass
         self._lease_log.clear()
         self._settled: dict[str, tuple[Node, NodeHealth, int, PassRecord]] = {}  # see _settled_pass
         self.started_at = self.ctx.engine.now
@@ -188,10 +189,13 @@ class NodeLifecycleController:
         cache = self.api.cache["nodes"]
         names = self.api.node_names()
         self._steady_sweep(now)
-        unsteady = self._unsteady_names(names)  # the steady ones are known, and so is their zone
-        for name in unsteady:
+        # The steady nodes are known, and so is their zone. The informer cache does not change
+        # during a pass (writes reach it later), so each node and zone is looked up once.
+        visits = []
+        for name in self._unsteady_names(names):
             node = cache[("", name)]
             zone = self._zone_of(node)
+            visits.append((name, node, zone))
             if zone not in self.zone_states:
                 self._add_zone(zone)
             if name not in self.known_nodes:
@@ -210,9 +214,7 @@ class NodeLifecycleController:
 
         # [ready, not ready] per zone: the steady nodes are all Ready=True
         zone_counts: dict[str, list[int]] = {zone: [n, 0] for zone, n in self._steady_counts.items() if n}
-        for name in unsteady:  # a node joins the steady ones only at the end of its own turn
-            node = cache[("", name)]
-            zone = self._zone_of(node)
+        for name, node, zone in visits:  # a node joins the steady ones only at the end of its own turn
             verdict = self._settled_pass(name, node, zone, now)
             if verdict is not None:
                 observed, current = verdict
@@ -423,9 +425,12 @@ class NodeLifecycleController:
         self._examine_next = set()
         log = self._lease_log
         written: dict[str, Lease | None] = {}  # the Lease each steady node has at this pass
+        changed = self._leases_changed = set()  # the other nodes whose Lease was written
         while log and log[0][0] <= now:
             _visible, name, lease = log.popleft()
-            if name in steady and name not in examine:
+            if name not in steady:
+                changed.add(name)
+            elif name not in examine:
                 written[name] = lease
         for name, lease in written.items():
             self._note_lease(name, now, lease)
@@ -526,7 +531,10 @@ class NodeLifecycleController:
         if settled is None or settled[0] is not node:
             return None
         _node, health, probe, last = settled
-        if self.health.get(name) is not health or health.probe_timestamp != probe or _lease_is_news(
+        if self.health.get(name) is not health or health.probe_timestamp != probe:
+            return None
+        # A Lease nobody wrote since the last pass is the one that pass found no news in.
+        if name in self._leases_changed and _lease_is_news(
                 self.api.cached("leases", name, "kube-node-lease"), health.has_lease, health.lease_renew_time):
             return None
         record = PassRecord(now, "no-news", probe, last.grace, last.deadline, last.observed, last.current, zone)
