@@ -287,14 +287,16 @@ def test_projector_theme_and_laptop_size(browser, stack, artifacts, offsite):
 
 
 # Records, per task, how many node rows were put into the compact list (a MutationObserver's
-# callback runs once after each task that changed the DOM).
+# callback runs once after each task that changed the DOM). Full cards, drawn all at once while
+# the run has fewer than 25 nodes (they register over its first seconds), are not counted.
 COUNT_MOUNTS_JS = """() => {
     window.mountsPerTask = [];
     new MutationObserver((records) => {
         let rows = 0;
         for (const r of records) for (const n of r.addedNodes) {
             if (n.nodeType !== Node.ELEMENT_NODE) continue;
-            rows += (n.dataset.node ? 1 : 0) + n.querySelectorAll('[data-node]').length;
+            if (n.dataset.node) rows += r.target.classList.contains('vlist') ? 1 : 0;
+            else rows += n.querySelectorAll(n.classList.contains('vlist') ? '[data-node]' : '.vlist [data-node]').length;
         }
         if (rows) window.mountsPerTask.push(rows);
     }).observe(document.querySelector('#cluster'), { childList: true, subtree: true });
