@@ -365,10 +365,10 @@ class NodeLifecycleController:
     # A pass looks only at the steady nodes that can have news: a new Lease became visible
     # since the last pass (the API server's change log: noted, see _steady_sweep), the node
     # just became steady, or its probe timestamp is older than the grace period (deadline
-    # batches). For every other
-    # steady node the full path would change nothing and find Ready=True; its pass record is
-    # derived when asked (`pass_record`). Anything else goes through the full path, in name
-    # order as before. `tests/simulation/test_shortcuts.py` runs with and without this path.
+    # batches). For every other steady node the full path would change nothing and find
+    # Ready=True; its pass record is derived when asked (`pass_record`). Anything else goes
+    # through the full path, in name order as before. `tests/simulation/test_shortcuts.py`
+    # runs with and without this path.
 
     def _note_steady(self, node: Node, zone: str, observed: str, current: str) -> None:
         name = node.metadata.name
