@@ -24,14 +24,12 @@ export class FrameScheduler {
    * `soon`: in the next animation frame in any case (the second half of a pass split in two).
    */
   request(soon = false) {
-    if (this.raf) return;
-    if (soon && this.timer) {
-      clearTimeout(this.timer);
-      this.timer = 0;
-    }
-    if (this.timer) return;
+    if (this.raf || (this.timer && !soon)) return;
+    clearTimeout(this.timer);
+    this.timer = 0;
     const wait = soon ? 0 : this.last + this.interval - performance.now();
-    if (wait > 1 || soon) { // `soon` is asked in a pass: `prepare` must not run among its writes
+    // `soon` is asked from inside a pass: even with no wait, `prepare` must not run among its writes
+    if (wait > 1 || soon) {
       this.timer = setTimeout(() => {
         this.timer = 0;
         this.#frame();

@@ -449,5 +449,5 @@ class RunPage {
 }
 
 const config = readJson("run-config");
-// Not in the task that evaluated the page's modules (with d3's, ~50 ms on a slow machine).
+// Not in the task that evaluated the page's modules and scripts.
 if (config) nextTask().then(() => new RunPage(config));

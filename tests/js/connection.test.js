@@ -80,6 +80,17 @@ function bigSnapshot(pods = 950) {
   };
 }
 
+/** A large snapshot, then a frame, sent now: both arrive whole and in order after the `before`
+ * messages already received. */
+async function snapshotThenFrame({ ws, got, until }, pods, before) {
+  const snapshot = bigSnapshot(pods);
+  ws.receive(snapshot);
+  ws.receive(frame(501));
+  await until(before + 2);
+  assert.deepEqual(got[before], snapshot);
+  assert.equal(got[before + 1].seq[0], 501);
+}
+
 function frame(seq) {
   return { type: "frame", seq: [seq, seq], events: [{ seq, type: "write" }], clock: { t: 20 + seq / 100 } };
 }
@@ -133,13 +144,9 @@ test("a large snapshot parsed by the worker arrives whole, with frames after it 
 });
 
 test("a worker that fails hands its message back to be parsed on the page", async () => {
-  const { conn, ws, got, until } = connect(BrokenWorker);
-  const snapshot = bigSnapshot(300);
-  ws.receive(snapshot);
-  ws.receive(frame(501));
-  await until(2);
-  assert.deepEqual(got[0], snapshot);
-  assert.equal(got[1].seq[0], 501);
+  const connection = connect(BrokenWorker);
+  const { conn, ws, got, until } = connection;
+  await snapshotThenFrame(connection, 300, 0);
   assert.equal(conn.jsonWorker, null); // not tried again
   ws.receive(bigSnapshot(400));
   await until(3);
@@ -160,19 +167,15 @@ test("a page without workers parses large messages itself", async () => {
 });
 
 test("a large message that is not JSON is dropped and the messages after it still arrive", async () => {
-  const { ws, got, until } = connect(VmWorker);
+  const connection = connect(VmWorker);
+  const { ws, got, until } = connection;
   ws.receive(`{"type": "snapshot", "broken": ${"x".repeat(120_000)}`);
   ws.receive(frame(1));
   ws.receive("[1, 2, 3]"); // JSON, but not a message of ours
   ws.receive(frame(2));
   await until(2);
   assert.deepEqual(got.map((m) => m.seq[0]), [1, 2]);
-  const snapshot = bigSnapshot(210);
-  ws.receive(snapshot);
-  ws.receive(frame(501));
-  await until(4);
-  assert.deepEqual(got[2], snapshot);
-  assert.equal(got[3].seq[0], 501);
+  await snapshotThenFrame(connection, 210, 2);
 });
 
 test("a handler that throws loses only its own message", async () => {
