@@ -19,6 +19,13 @@ O(1) instead of two O(log n) heap operations that each touch scattered memory. T
 takes the smallest of the heap's top and the lanes' heads by the same key, so the order,
 and every result, is exactly what one heap gives.
 
+Buckets: the rest (a Lease controller's 10 s sleep, a status loop's doze) would make a heap of
+10,000 entries at 5,000 nodes, and popping it was the largest single cost of a large run: a
+dozen levels of entries scattered over a 500 MB process, a cache miss at each. So entries due
+after the current bucket (2**20 µs, about a second) wait unsorted in a list per bucket; when
+the loop reaches a bucket, it sorts it (in C, compact) and takes it in order like a lane. The
+heap keeps only what is due within the current bucket and is not in a lane: a few entries.
+
 Ordering at one instant: priority first (commands 0, everything else 1), then order.
 `run_until(t)` handles everything strictly before `t`, so a command scheduled at the current
 instant runs before anything else at that instant, whether it was scheduled long
@@ -34,6 +41,7 @@ from typing import Any
 
 PRIORITY_COMMAND = 0
 PRIORITY_NORMAL = 1
+BUCKET_SHIFT = 20  # a bucket spans 2**20 µs, about a second
 
 Process = Generator[int, Any, Any]
 
@@ -88,6 +96,13 @@ class Engine:
         self.current: ProcessHandle | None = None  # the process being resumed right now
         self._lanes: dict[int, deque[list]] = {}  # delay -> entries scheduled that far ahead, in order
         self._lane_list: list[deque[list]] = []
+        # buckets (see above): entries due at or after `_horizon` wait in `_buckets[when >> SHIFT]`
+        self._bucket = -1  # the index of the bucket taken last: entries up to it are in the heap or a lane
+        self._horizon = 0  # (self._bucket + 1) << BUCKET_SHIFT
+        self._buckets: dict[int, list[list]] = {}
+        self._bucket_order: list[int] = []  # a heap of the indices in `_buckets`
+        self._sorted: deque[list] = deque()  # the bucket being taken, in order: one more lane
+        self._lane_list.append(self._sorted)
 
     def add_lane(self, delay: int) -> None:
         """Give entries scheduled exactly `delay` ahead a FIFO of their own (see above)."""
@@ -97,11 +112,33 @@ class Engine:
             self._lane_list.append(lane)
 
     def _push(self, entry: list) -> None:
-        lane = self._lanes.get(entry[0] - self.now)
-        if lane is None:
+        when = entry[0]
+        lane = self._lanes.get(when - self.now)
+        if lane is not None:
+            lane.append(entry)
+        elif when < self._horizon:
             heapq.heappush(self._heap, entry)
         else:
-            lane.append(entry)
+            self._defer(entry)
+
+    def _defer(self, entry: list) -> None:
+        """Put an entry due after the current bucket into its bucket."""
+        index = entry[0] >> BUCKET_SHIFT
+        bucket = self._buckets.get(index)
+        if bucket is None:
+            self._buckets[index] = [entry]
+            heapq.heappush(self._bucket_order, index)
+        else:
+            bucket.append(entry)
+
+    def _take_bucket(self) -> None:
+        """Start on the next bucket: everything in it becomes a lane in order."""
+        index = heapq.heappop(self._bucket_order)
+        bucket = self._buckets.pop(index)
+        bucket.sort()  # [when, priority, order, ...]: the first three fields are unique
+        self._sorted.extend(bucket)
+        self._bucket = index
+        self._horizon = (index + 1) << BUCKET_SHIFT
 
     def call_at(self, when: int, fn: Callable[..., Any], *args: Any) -> Timer:
         if when < self.now:
@@ -119,7 +156,10 @@ class Engine:
         (command index, step), never by when they were scheduled: a rebuilt run schedules
         them at another moment and must still replay them identically."""
         entry = [when, PRIORITY_COMMAND, order, fn, args]
-        heapq.heappush(self._heap, entry)
+        if when < self._horizon:
+            heapq.heappush(self._heap, entry)  # never a lane: it sorts before entries scheduled earlier
+        else:
+            self._defer(entry)
         return Timer(entry)
 
     def spawn(self, gen: Process, name: str = "", delay: int = 0) -> ProcessHandle:
@@ -155,7 +195,13 @@ class Engine:
                     head = lane[0]
                     if entry is None or head < entry:
                         entry, source = head, lane
-            if entry is None or entry[0] >= until:
+            if entry is None or entry[0] >= self._horizon:
+                if self._bucket_order and (entry is None or entry[0] >> BUCKET_SHIFT >= self._bucket_order[0]):
+                    self._take_bucket()
+                    continue
+                if entry is None:
+                    break
+            if entry[0] >= until:
                 break
             if source is None:
                 pop(heap)

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from simulation import Simulation, get_builtin, load_scenario
+from simulation import Simulation, engine, get_builtin, load_scenario
 from simulation.kubelet.node_status import NodeStatusSyncer
 from simulation.nodelifecycle.controller import NodeLifecycleController
 
@@ -53,6 +53,11 @@ def without_settled_nodes(monkeypatch) -> None:
     monkeypatch.setattr(NodeLifecycleController, "_settled_pass", lambda self, name, node, zone, now: None)
 
 
+def without_buckets(monkeypatch) -> None:
+    # one bucket reaching past any run: every entry not in a lane goes through the heap
+    monkeypatch.setattr(engine, "BUCKET_SHIFT", 62)
+
+
 CASES = [pytest.param(DOC, 1200, id="mixed-faults"),
          pytest.param("zone-outage-small-zones", None, id="zone-outage-small-zones"),
          pytest.param("graceful-shutdown", None, id="graceful-shutdown"),
@@ -67,8 +72,8 @@ def _resolve(case, until):
 
 
 @pytest.mark.parametrize(("case", "until"), CASES)
-@pytest.mark.parametrize("switch_off", [without_doze, without_steady_nodes, without_settled_nodes],
-                         ids=["doze", "steady-nodes", "settled-nodes"])
+@pytest.mark.parametrize("switch_off", [without_doze, without_steady_nodes, without_settled_nodes, without_buckets],
+                         ids=["doze", "steady-nodes", "settled-nodes", "engine-buckets"])
 def test_a_shortcut_gives_the_same_run(case, until, switch_off, monkeypatch):
     case, until = _resolve(case, until)
     fast = run_digest(case, until)
