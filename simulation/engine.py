@@ -228,6 +228,11 @@ class Engine:
                 continue
             finally:
                 self.current = None
-            self._wake(handle, self.now + delay)
+            if handle.wake is entry:  # the entry just taken is reused for the next wake-up
+                self._seq += 1
+                entry[0], entry[2], entry[3] = self.now + delay, self._seq, _RESUME
+                self._push(entry)
+            else:  # the process was moved meanwhile (wake_at)
+                self._wake(handle, self.now + delay)
         if until > self.now:
             self.now = until
