@@ -33,6 +33,7 @@ from .objects import (
     Taint,
     Toleration,
     with_meta,
+    with_version,
 )
 
 Key = tuple[str, str]  # (namespace, name)
@@ -294,7 +295,7 @@ class APIServer:
         if resource == "pods":
             obj = self._admit_pod(obj)
         self.rv += 1
-        obj = with_meta(obj, resource_version=self.rv)
+        obj = with_version(obj, self.rv)
         self.store[resource][key] = obj
         self._written(actor, "update", subresource, current, obj, received)
         return Response(200, obj)
@@ -317,7 +318,7 @@ class APIServer:
             return self._reject_key(actor, "patch", resource, name, namespace, subresource, received, 500, fail)
         new = change(current)
         self.rv += 1
-        new = with_meta(new, resource_version=self.rv)
+        new = with_version(new, self.rv)
         self.store[resource][key] = new
         self._written(actor, verb, subresource, current, new, received)
         return Response(200, new)
@@ -343,7 +344,7 @@ class APIServer:
                 self._written(actor, "delete", "", current, new, received)
                 return Response(200, new)
         self.rv += 1
-        gone = with_meta(current, resource_version=self.rv)
+        gone = with_version(current, self.rv)
         if resource == "pods" and gone.metadata.deletion_timestamp is None:
             gone = with_meta(gone, deletion_timestamp=self.engine.now, deletion_grace_seconds=0)
         del self.store[resource][key]

@@ -298,6 +298,12 @@ def with_meta(obj: Any, **changes: Any) -> Any:
     return obj.evolve(metadata=obj.metadata.evolve(**changes))
 
 
+def with_version(obj: Any, resource_version: int) -> Any:
+    """`with_meta(obj, resource_version=...)` without the keyword packing: every update and
+    patch (2 M of them at 5,000 nodes) makes one."""
+    return obj.evolve(metadata=obj.metadata.evolve(resource_version=resource_version))
+
+
 # ---------------------------------------------------------------------------------------
 # JSON shapes
 
