@@ -8,6 +8,7 @@ Each size runs in its own process so peak memory is its own. `--quick` simulates
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 import os
 import resource
@@ -63,6 +64,24 @@ def run_one(nodes: int, duration: float) -> dict:
             "us_per_event": round(wall / events * 1e6, 2), "peak_mib": round(peak_kib / 1024), "by_type": dict(counts)}
 
 
+def reference_ms() -> float:
+    """How fast this machine runs plain Python, for comparing figures across machines: a fixed
+    workload of the kind the core does (a heap of tuples, a dict of small lists), independent
+    of the project's code. Machines here differ by 2.5x on the same code; best of 5."""
+    best = float("inf")
+    for _ in range(5):
+        started = time.perf_counter()
+        heap: list[tuple[int, int]] = []
+        table: dict[int, list[int]] = {}
+        for i in range(50_000):
+            heapq.heappush(heap, (i * 7919 % 100_003, i))
+            table[i % 5_000] = [i, i]
+        while heap:
+            heapq.heappop(heap)
+        best = min(best, time.perf_counter() - started)
+    return best * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="simulate 10 minutes instead of an hour")
@@ -76,6 +95,8 @@ def main() -> None:
     print(f"simulation core: {duration / 60:g} simulated minutes, 3 zones, ~10 pods per node, zone-b outage at half time")
     print(f"(machine load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           "'x (cpu)' uses the process's own CPU time, steadier on a busy machine)")
+    print(f"(this machine's plain-Python speed: reference workload {reference_ms():.0f} ms, best of 5; "
+          "compare figures from machines by it)", flush=True)
     print(f"{'nodes':>6} {'pods':>7} {'wall s':>8} {'cpu s':>8} {'x real time':>12} {'x (cpu)':>9} {'events':>10} "
           f"{'events/s':>9} {'µs/event':>9} {'peak MiB':>9}")
     results = []
