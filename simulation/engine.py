@@ -96,9 +96,9 @@ class Engine:
         self.current: ProcessHandle | None = None  # the process being resumed right now
         self._lanes: dict[int, deque[list]] = {}  # delay -> entries scheduled that far ahead, in order
         self._lane_list: list[deque[list]] = []
-        # buckets (see above): entries due at or after `_horizon` wait in `_buckets[when >> SHIFT]`
-        self._bucket = -1  # the index of the bucket taken last: entries up to it are in the heap or a lane
-        self._horizon = 0  # (self._bucket + 1) << BUCKET_SHIFT
+        # buckets (see above): entries due at or after `_horizon` (the end of the bucket taken
+        # last) wait in `_buckets[when >> BUCKET_SHIFT]`
+        self._horizon = 0
         self._buckets: dict[int, list[list]] = {}
         self._bucket_order: list[int] = []  # a heap of the indices in `_buckets`
         self._sorted: deque[list] = deque()  # the bucket being taken, in order: one more lane
@@ -112,17 +112,17 @@ class Engine:
             self._lane_list.append(lane)
 
     def _push(self, entry: list) -> None:
-        when = entry[0]
-        lane = self._lanes.get(when - self.now)
+        lane = self._lanes.get(entry[0] - self.now)
         if lane is not None:
             lane.append(entry)
-        elif when < self._horizon:
-            heapq.heappush(self._heap, entry)
         else:
-            self._defer(entry)
+            self._heap_or_bucket(entry)
 
-    def _defer(self, entry: list) -> None:
-        """Put an entry due after the current bucket into its bucket."""
+    def _heap_or_bucket(self, entry: list) -> None:
+        """The heap for an entry due within the current bucket; its own bucket otherwise."""
+        if entry[0] < self._horizon:
+            heapq.heappush(self._heap, entry)
+            return
         index = entry[0] >> BUCKET_SHIFT
         bucket = self._buckets.get(index)
         if bucket is None:
@@ -137,7 +137,6 @@ class Engine:
         bucket = self._buckets.pop(index)
         bucket.sort()  # [when, priority, order, ...]: the first three fields are unique
         self._sorted.extend(bucket)
-        self._bucket = index
         self._horizon = (index + 1) << BUCKET_SHIFT
 
     def call_at(self, when: int, fn: Callable[..., Any], *args: Any) -> Timer:
@@ -156,10 +155,7 @@ class Engine:
         (command index, step), never by when they were scheduled: a rebuilt run schedules
         them at another moment and must still replay them identically."""
         entry = [when, PRIORITY_COMMAND, order, fn, args]
-        if when < self._horizon:
-            heapq.heappush(self._heap, entry)  # never a lane: it sorts before entries scheduled earlier
-        else:
-            self._defer(entry)
+        self._heap_or_bucket(entry)  # never a lane: it sorts before entries scheduled earlier
         return Timer(entry)
 
     def spawn(self, gen: Process, name: str = "", delay: int = 0) -> ProcessHandle:

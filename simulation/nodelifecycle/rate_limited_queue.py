@@ -67,9 +67,9 @@ class TimedValue:
 
 
 class RateLimitedTimedQueue:
-    """A heap ordered by processAt plus the "seen" set that refuses duplicates.
+    """Entries ordered by (processAt, order) plus the "seen" set that refuses duplicates.
 
-    Removal marks the heap entry dead instead of re-heapifying: a zone with hundreds of
+    Removal marks the entry dead instead of re-heapifying: a zone with hundreds of
     waiting nodes re-adds each of them every monitor pass. Those re-adds come in key order
     (processAt = now, rising order), so an entry that sorts after the last one pushed goes to
     a FIFO instead of the heap: in a zone outage, 1,600 re-adds and as many dead entries per
@@ -81,7 +81,7 @@ class RateLimitedTimedQueue:
         self._heap: list[tuple[int, int, TimedValue]] = []  # (processAt, order, item): compared in C
         self._fifo: deque[tuple[int, int, TimedValue]] = deque()  # the same, pushed in key order
         self._set: set[str] = set()  # "seen": blocks re-adding until Remove
-        self._live: dict[str, TimedValue] = {}  # entries still in the heap
+        self._live: dict[str, TimedValue] = {}  # entries still waiting (heap or FIFO), not dead
         self._order = 0
 
     def add(self, value: str, uid: str, now: int) -> bool:
@@ -117,7 +117,7 @@ class RateLimitedTimedQueue:
         return fifo[0][2] if fifo else None
 
     def remove(self, value: str) -> bool:
-        """Remove from both the heap and the seen set."""
+        """Remove from both the waiting entries and the seen set."""
         if value not in self._set:
             return False
         self._set.discard(value)
