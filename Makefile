@@ -1,6 +1,8 @@
 # Heartbeat Classroom: `make run` serves on http://127.0.0.1:$(PORT); `make test` runs everything.
 SHELL := /bin/bash
 VENV ?= .venv
+# what .venv is built from: see scripts/pick-python (delete .venv to rebuild it from another)
+PYTHON ?= $(shell scripts/pick-python)
 PY := $(VENV)/bin/python
 REQ_STAMP := $(VENV)/.requirements.stamp
 NPM_STAMP := node_modules/.install.stamp
@@ -12,7 +14,7 @@ export PORT
 setup: python-deps npm-deps messages db
 
 $(PY):
-	python3 -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV)
 
 # Reinstall only when requirements.txt changed.
 $(REQ_STAMP): requirements.txt | $(PY)
