@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import IO
@@ -155,6 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:
+        # the reader went away (`... | head`): stop quietly, as Unix tools do. Point stdout at
+        # /dev/null so that the interpreter's final flush does not raise the same error again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by it
     except ScenarioError as exc:
         print("invalid scenario:", file=sys.stderr)
         for path, message in exc.errors:

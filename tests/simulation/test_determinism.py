@@ -174,3 +174,18 @@ def test_uids_are_the_version_4_uuids_of_the_seeded_stream():
     make, stream = uid_factory(random.Random(7)), random.Random(7)
     for _ in range(20000):
         assert make() == str(uuid.UUID(int=stream.getrandbits(128), version=4))
+
+
+def test_the_cli_stops_quietly_when_its_reader_goes_away():
+    """`python -m simulation run ... | head`: no traceback when the pipe closes early."""
+    import subprocess
+    import sys
+
+    # 270 KB of timeline, more than a pipe holds: the writer must still be writing when we close
+    proc = subprocess.Popen([sys.executable, "-m", "simulation", "run", "zone-outage-large-zones", "--until", "2m"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().startswith(b"# zone-outage-large-zones:")
+    proc.stdout.close()  # what `head -1` does after its line
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141
+    assert stderr == b""
