@@ -25,8 +25,12 @@ def open_page(browser, url, offsite, *, viewport=(1920, 1080), locale="en-US"):
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    # what the console reports as an error: a script error, or a resource the site failed to serve
+    console_errors: list[str] = []
+    page.on("console", lambda m: console_errors.append(f"{m.text} ({m.location.get('url')})") if m.type == "error" else None)
     page.goto(url)
     page.errors = errors
+    page.console_errors = console_errors
     return page
 
 
@@ -84,6 +88,7 @@ def test_home_page_lists_the_catalogue(browser, stack, artifacts, offsite):
     page.set_viewport_size({"width": 1366, "height": 768})
     shot(page, artifacts, "home-1366")
     assert page.errors == []
+    assert page.console_errors == []
     assert offsite.offsite == []
 
 
@@ -102,6 +107,7 @@ def test_live_session_from_the_home_page_gives_control_and_viewer_links(browser,
     # The token left the address bar (projector-safe) and lives in this tab only.
     assert "#control" not in page.url
     expect(page.locator('[data-fault="stop-kubelet"]')).to_be_visible()
+    assert page.console_errors == []
     assert offsite.offsite == []
 
 
