@@ -21,6 +21,10 @@ class VirtualClock:
     speed: float = 1.0
     paused: bool = False
     monotonic: Callable[[], float] = field(default=time.monotonic, repr=False)
+    # the speed a trainer asked for, when the driver had to lower it to what the worker keeps
+    limited_from: float | None = None
+    # a large cluster's start-up, simulated ahead of the clock before the run goes live
+    preparing: bool = False
     _base: float = field(default=0.0, repr=False)
 
     def __post_init__(self) -> None:
@@ -44,9 +48,17 @@ class VirtualClock:
         self.paused = False
 
     def set_speed(self, speed: float) -> None:
+        """A speed the trainer chose: it replaces any limit the driver had set."""
+        self.limit_speed(speed)
+        self.limited_from = None
+
+    def limit_speed(self, speed: float) -> None:
+        """Lower the speed to what the worker keeps; remembers the speed that was asked for."""
         if not MIN_SPEED <= speed <= MAX_SPEED:
             raise ValueError(f"speed must be between {MIN_SPEED} and {MAX_SPEED}")
         self._rebase()
+        if self.limited_from is None and speed < self.speed:
+            self.limited_from = self.speed
         self.speed = speed
 
     def jump_to(self, t: float) -> None:
@@ -54,4 +66,9 @@ class VirtualClock:
         self._rebase(t)
 
     def as_dict(self, t: float) -> dict:
-        return {"t": round(t, 6), "speed": self.speed, "paused": self.paused}
+        clock: dict = {"t": round(t, 6), "speed": self.speed, "paused": self.paused}
+        if self.limited_from is not None:
+            clock["limited_from"] = self.limited_from
+        if self.preparing:
+            clock["preparing"] = True
+        return clock

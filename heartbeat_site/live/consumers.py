@@ -37,6 +37,7 @@ class RunConsumer(AsyncWebsocketConsumer):
     run_id: str
     delivered: int = 0
     registered: bool = False
+    parts_sent: int = 0  # id of the last message sent in parts
 
     async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]) -> None:
         """Handle the websocket's events and the run's messages one at a time, in one task.
@@ -73,6 +74,17 @@ class RunConsumer(AsyncWebsocketConsumer):
         if handler is None:
             raise ValueError(f"no handler for message type {message['type']}")
         await handler(message)
+
+    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool | int = False) -> None:
+        """Every text goes out in messages of at most 1 MiB (``frames.split_message``)."""
+        if text_data is not None and len(text_data) * 4 > frames.MAX_MESSAGE_BYTES:
+            pieces = frames.split_message(text_data, self.parts_sent + 1)
+            if len(pieces) > 1:
+                self.parts_sent += 1
+                for piece in pieces[:-1]:
+                    await super().send(text_data=piece)
+                text_data = pieces[-1]
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
     async def connect(self) -> None:
         self.run_id = self.scope["url_route"]["kwargs"]["run_id"]
@@ -194,6 +206,11 @@ class RunConsumer(AsyncWebsocketConsumer):
         # The driver counts viewers once a second and announces changes: one message per
         # change for the whole room, not one per join per viewer (which is quadratic).
         await self.send(text_data=message["text"])
+
+    async def run_snapshot(self, message: dict) -> None:
+        # The driver skipped ahead (a large cluster's start-up, simulated before going live):
+        # a fresh snapshot is cheaper for a viewer than the events it skipped.
+        await self._send_snapshot()
 
     async def run_feed_lost(self, message: dict) -> None:
         await self.close(code=CLOSE_TRY_AGAIN)  # the page reconnects with ?after=

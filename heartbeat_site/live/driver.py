@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 
 from django.conf import settings
@@ -33,6 +34,22 @@ STEP_EPSILON = 1e-6  # run_until(t) is exclusive: step just past the controller 
 DB_SAVE_SECONDS = 2.0
 QUIET_CLOCK_SECONDS = 1.0  # a clock message when no frame went out for this long
 IDLE_CHECK_SECONDS = 1.0
+# Wall seconds of simulation one slice may take at most: however large the cluster, a frame
+# (or a clock message) goes out this often, and commands are taken between slices.
+SLICE_BUDGET = 0.3
+SUB_STEP = 0.05  # wall seconds one run_until call aims at, so a slice keeps its budget
+LIMIT_WINDOW = 5.0  # wall seconds over which the speed a run keeps is measured
+# Clusters this large simulate their start-up (nodes registering, every pod created, scheduled
+# and started: a burst of ~90 events per node) ahead of the clock, as fast as the worker can,
+# and go live once it is over, at a steady state.
+PREPARE_NODES = 500
+NICE_SPEEDS = (0.1, 0.2, 0.25, 0.5, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100)
+
+
+def kept_speed(measured: float) -> float:
+    """The speed to announce when a run keeps only ``measured``: a round figure with room."""
+    fitting = [speed for speed in NICE_SPEEDS if speed <= measured * 0.9]
+    return fitting[-1] if fitting else NICE_SPEEDS[0]
 
 
 def frame_interval(base: float, viewers: int) -> float:
@@ -65,6 +82,8 @@ class RunDriver:
         """Drive the run until it ends, the worker stops or the lease is lost."""
         if not self.lease.acquire():
             return "owned-elsewhere"
+        self.keeper = runstore.LeaseKeeper(self.lease)
+        self.keeper.start()  # before the rebuild, which may take seconds on a large cluster
         self.publisher = Publisher()
         try:
             return self._drive()
@@ -73,6 +92,7 @@ class RunDriver:
             self._fail(f"{type(exc).__name__}: {exc}")
             return "failed"
         finally:
+            self.keeper.stop()
             self.lease.release()
             self.publisher.close()
             close_old_connections()
@@ -98,6 +118,10 @@ class RunDriver:
             log.error("run %s: replay to t=%s gave seq %s, published seq is %s", self.run_id, t0, replayed_seq, seq0)
         self.published_seq = max(seq0, replayed_seq)
         self.clock = VirtualClock(t=self.sim.now, speed=run.speed, paused=run.paused, monotonic=self.mono)
+        self.startup_end = self.sim.startup_done_at
+        self.clock.preparing = run.node_count >= PREPARE_NODES and self.sim.now < self.startup_end
+        self.pace = 1.0  # virtual seconds simulated per wall second, as last measured
+        self.prepared: deque = deque(maxlen=settings.HEARTBEAT["EVENT_LOG_SIZE"])
         Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, started_at=run.started_at or timezone.now())
         if not self.lease.publish([], self._state()):
             return "lease-lost"
@@ -117,11 +141,15 @@ class RunDriver:
         next_tick = now + self.interval
         self.last_sent = self.last_db_save = self.last_idle_check = self.last_snapshot = now
         self.last_activity = now
+        self._start_window(now)
         while True:
             if self.stop.is_set():
                 self._flush()
                 self._save_position()
                 return "worker-stopping"
+            if self.keeper.lost.is_set():
+                log.warning("run %s: lease lost, another worker drives it now", self.run_id)
+                return "lease-lost"
             if runstore.wait_inbox(self.run_id, next_tick - self.mono()) and self._take_commands():
                 # Show a trainer's fault now, in its own frame, and start the next slice from
                 # it: waiting for the slice (up to 0.1-0.25 s) was most of a command's latency.
@@ -131,7 +159,10 @@ class RunDriver:
             if now < next_tick:
                 continue
             next_tick = next_tick + self.interval if next_tick + self.interval > now else now + self.interval
-            self._advance(self.clock.now())
+            self._advance_slice(now)
+            if self.clock.preparing:
+                self._housekeeping(now)
+                continue
             if not self._flush():
                 log.warning("run %s: lease lost, another worker drives it now", self.run_id)
                 return "lease-lost"
@@ -155,7 +186,7 @@ class RunDriver:
             elif now - self.last_activity >= self.idle_seconds:
                 self._end(RunStatus.IDLE, f"nobody watched or commanded for {self.idle_seconds:g} s")
                 return "idle"
-        if now - self.last_db_save >= DB_SAVE_SECONDS:
+        if now - self.last_db_save >= DB_SAVE_SECONDS and not self.clock.preparing:
             self._save_position()
         if self.published_seq > self.snapshot_seq and now - self.last_snapshot >= self.snapshot_every:
             self._store_snapshot()
@@ -165,10 +196,99 @@ class RunDriver:
 
     # -- simulation -------------------------------------------------------------------
 
-    def _advance(self, target: float) -> None:
+    def _advance(self, target: float, deadline: float | None = None) -> bool:
+        """Simulate up to ``target`` (virtual s); with a wall ``deadline``, stop there if the
+        simulation is slower than that. True when ``target`` was reached.
+
+        The work goes in steps of about SUB_STEP wall seconds, sized by the pace measured so
+        far, so a burst of hundreds of thousands of events cannot hold a slice for seconds.
+        """
         target = min(target, self.duration)
-        if target > self.sim.now:
-            self.buffer.extend(event.to_dict() for event in self.sim.run_until(target))
+        while self.sim.now < target:
+            step_to = target
+            if deadline is not None:
+                if self.mono() >= deadline:
+                    return False
+                step_to = min(target, self.sim.now + max(STEP_EPSILON, self.pace * SUB_STEP))
+            started, before = self.mono(), self.sim.now
+            events = self.sim.run_until(step_to)
+            if self.clock.preparing:
+                self.prepared.extend(events)  # converted once the start-up is over (``_go_live``)
+            else:
+                self.buffer.extend(event.to_dict() for event in events)
+            if self.sim.now == before:
+                return True  # ``target`` is within a microsecond, the simulation's resolution
+            spent = self.mono() - started
+            if spent > 0:
+                # follow the pace down at once, up at most fourfold per step
+                self.pace = min((self.sim.now - before) / spent, 4 * self.pace)
+            else:
+                self.pace *= 4
+        return True
+
+    def _advance_slice(self, now: float) -> None:
+        """One slice's simulation: up to the clock, or through the start-up while preparing."""
+        if self.clock.preparing:
+            self._advance(self.startup_end, deadline=now + SLICE_BUDGET)
+            self.clock.jump_to(self.sim.now)  # the clock starts where the start-up ends
+            if self.sim.now >= self.startup_end:
+                self._go_live()
+            return
+        if not self._advance(self.clock.now(), deadline=now + SLICE_BUDGET):
+            self.clock.jump_to(self.sim.now)  # the clock waits for the simulation: no lag builds up
+            self.window_behind += 1
+        self.window_slices += 1
+        self._limit_speed(self.mono())
+
+    def _go_live(self) -> None:
+        """End of a large cluster's start-up: publish it, then every viewer gets a snapshot.
+
+        While preparing, no frame goes out (clock messages say ``preparing`` and how far the
+        start-up is): its hundreds of thousands of events would cost every viewer tens of
+        megabytes to skip. Only the events the bounded log can hold are converted and logged;
+        ``GET /api/runs/<id>/events`` regenerates older ones by replay.
+        """
+        self.clock.preparing = False
+        if self.prepared:
+            self.published_seq = self.prepared[-1].seq
+        self.buffer.extend(event.to_dict() for event in self.prepared)
+        self.prepared.clear()
+        events = runstore.encode_events(self.buffer)
+        self.buffer.clear()
+        self.lease.publish(events, self._state())
+        self._save_position()
+        self._store_snapshot()
+        self.publisher.group_send(self.group, {"type": "run.snapshot"})
+        self._send_clock()
+        self._start_window(self.mono())
+        log.info("run %s: start-up simulated, live from t=%.1f s", self.run_id, self.sim.now)
+
+    def _start_window(self, now: float) -> None:
+        self.window_start, self.window_t = now, self.sim.now
+        self.window_slices = self.window_behind = 0
+
+    def _limit_speed(self, now: float) -> None:
+        """Lower the speed, and say so, when the worker did not keep it over a whole window.
+
+        A run that falls behind its clock is not paced faster: its clock waits (``_advance``
+        stops at the slice budget). If that happened in most slices of LIMIT_WINDOW, the speed
+        actually kept is announced as the run's speed (``limited_from`` says what was asked),
+        so every page shows the truth instead of a clock that keeps stalling.
+        """
+        elapsed = now - self.window_start
+        if elapsed < LIMIT_WINDOW:
+            return
+        behind = self.window_behind * 2 > self.window_slices
+        measured = (self.sim.now - self.window_t) / elapsed
+        self._start_window(now)
+        if not behind or self.clock.paused or self.sim.now >= self.duration:
+            return
+        speed = kept_speed(measured)
+        if speed < self.clock.speed:
+            log.warning("run %s: keeps %.2fx of %gx; speed lowered to %gx", self.run_id, measured, self.clock.speed, speed)
+            self.clock.limit_speed(speed)
+            Run.objects.filter(pk=self.run_id).update(speed=speed)
+            self._send_clock()
 
     def _take_commands(self) -> bool:
         """Apply pending commands at the current virtual time, persisting ``at`` first.
@@ -207,8 +327,10 @@ class RunDriver:
             self.clock.pause()
         elif action == "resume":
             self.clock.resume()
+            self._start_window(self.mono())
         elif action == "speed":
             self.clock.set_speed(float(command.payload["value"]))
+            self._start_window(self.mono())
         elif action == "step":
             self._advance(self.sim.next_monitor_pass() + STEP_EPSILON)
             self.clock.jump_to(self.sim.now)

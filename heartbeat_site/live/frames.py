@@ -82,3 +82,27 @@ def status_message(status: str, reason: str, clock: dict, last_seq: int) -> dict
 
 def error_message(message: str, code: str = "bad-message") -> dict:
     return {"type": "error", "error": code, "message": message}
+
+
+# Daphne (autobahn) refuses to send a websocket message over 1 MiB and closes the connection
+# with 1011; no message of ours may be larger, whatever the cluster.
+MAX_MESSAGE_BYTES = 1 << 20
+# A part carries this many characters of the message: at most 4 bytes each in UTF-8, and JSON
+# escaping turns one character into at most two ASCII ones, so a part stays under 1 MiB.
+PART_CHARS = 200_000
+
+
+def split_message(text: str, message_id: int) -> list[str]:
+    """``text`` as one message, or as ``part`` messages when it is over MAX_MESSAGE_BYTES.
+
+    Each part is ``{"type": "part", "message": id, "part": i, "parts": n, "data": "..."}``;
+    a client joins the ``data`` of parts 0..n-1 of one ``message`` id and parses the result
+    as the message it stands for. Parts of one message are sent together, in order.
+    """
+    if len(text) * 4 <= MAX_MESSAGE_BYTES or len(text.encode()) <= MAX_MESSAGE_BYTES:
+        return [text]
+    count = -(-len(text) // PART_CHARS)
+    return [
+        dumps({"type": "part", "message": message_id, "part": i, "parts": count, "data": text[i * PART_CHARS : (i + 1) * PART_CHARS]})
+        for i in range(count)
+    ]

@@ -9,13 +9,18 @@ another worker has taken over. Keys share the ``{run_id}`` hash tag (Redis Clust
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import redis
 from django.conf import settings
 
 from heartbeat_site.live.redis_client import get_redis
+
+log = logging.getLogger(__name__)
 
 ACTIVE_RUNS = "hb:runs:active"
 VIEWER_STALE_SECONDS = 90.0
@@ -125,6 +130,40 @@ class Lease:
         return bool(get_redis().eval(_GUARDED_SET, 2, lease_key(self.run_id), snapshot_key(self.run_id), self.token, self.ttl_ms, text))
 
 
+class LeaseKeeper:
+    """Renews a driver's lease from a thread of its own, every ``ttl / 3``.
+
+    A driver computing a long slice (a large cluster's burst, or several runs sharing one
+    worker's CPU) is busy, not dead: its lease must not lapse because of how long the
+    simulation takes. Only the death of the process (the thread dies with it) or losing the
+    lease to another holder ends the ownership. ``lost`` is set once a renewal finds the lease
+    held by someone else. Redis errors are retried at the next tick: the lease's TTL decides.
+    """
+
+    def __init__(self, lease: Lease) -> None:
+        self.lease = lease
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"lease {lease.run_id}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.lease.ttl / 3):
+            try:
+                if not self.lease.renew():
+                    self.lost.set()
+                    return
+            except redis.RedisError as exc:
+                log.warning("run %s: lease renewal failed (%s); retrying", self.lease.run_id, exc)
+
+
 def lease_holder(run_id: str) -> str | None:
     return get_redis().get(lease_key(run_id))
 
@@ -190,6 +229,24 @@ def mark_inactive(run_id: str) -> None:
 
 def active_runs() -> set[str]:
     return set(get_redis().smembers(ACTIVE_RUNS))
+
+
+WORKERS = "hb:workers"  # worker name -> wall time it was last seen (its watchdog's passes)
+
+
+def worker_seen(name: str) -> None:
+    get_redis().zadd(WORKERS, {name: time.time()})
+
+
+def worker_gone(name: str) -> None:
+    get_redis().zrem(WORKERS, name)
+
+
+def live_workers(within: float) -> list[str]:
+    """Workers whose watchdog reported in the last ``within`` seconds."""
+    client = get_redis()
+    client.zremrangebyscore(WORKERS, "-inf", time.time() - max(within, 60.0))
+    return list(client.zrangebyscore(WORKERS, time.time() - within, "+inf"))
 
 
 def claim_takeover(run_id: str, ttl: float) -> bool:

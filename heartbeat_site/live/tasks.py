@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 
 from celery import shared_task
@@ -29,7 +30,8 @@ def _stop_drivers(**_: object) -> None:
 
 
 @worker_ready.connect
-def _start_watchdog(**_: object) -> None:
+def _start_watchdog(sender: object = None, **_: object) -> None:
     from heartbeat_site.live.watchdog import start_watchdog_thread
 
-    start_watchdog_thread(STOP)
+    name = getattr(sender, "hostname", None) or f"worker-{os.getpid()}"
+    start_watchdog_thread(STOP, name)

@@ -42,7 +42,13 @@ def watch_once() -> list[str]:
     return dispatched
 
 
-def start_watchdog_thread(stop: threading.Event) -> threading.Thread:
+def seen_within() -> float:
+    """How recently a worker's watchdog must have reported for the worker to count as live."""
+    return max(3.0, 3 * settings.HEARTBEAT["LEASE_TTL"])
+
+
+def start_watchdog_thread(stop: threading.Event, name: str) -> threading.Thread:
+    """Every TTL/2: say this worker is alive (``runstore.live_workers``), dispatch orphans."""
     interval = settings.HEARTBEAT["LEASE_TTL"] / 2
 
     def loop() -> None:
@@ -52,11 +58,16 @@ def start_watchdog_thread(stop: threading.Event) -> threading.Thread:
             log.exception("watchdog could not recover active runs")
         while not stop.wait(interval):
             try:
+                runstore.worker_seen(name)
                 watch_once()
             except Exception:  # Redis briefly away: try again next pass
                 log.exception("watchdog pass failed")
             finally:
                 close_old_connections()
+        try:
+            runstore.worker_gone(name)
+        except Exception:
+            log.warning("could not unregister worker %s", name)
 
     thread = threading.Thread(target=loop, name="heartbeat-watchdog", daemon=True)
     thread.start()

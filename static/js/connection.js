@@ -4,6 +4,9 @@
 import { nextTask } from "./dom.js";
 
 const LARGE = 100_000; // characters: a message this long is parsed by the worker (json-worker.js)
+// A message over the server's 1 MiB limit arrives as parts: {"type": "part", "message": id,
+// "part": i, "parts": n, "data": "<a slice of its JSON text>"} (docs/websocket-protocol.md).
+const PART_PREFIX = '{"type":"part",';
 
 export class RunConnection {
   constructor(path, { onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, lastSeq }) {
@@ -30,13 +33,18 @@ export class RunConnection {
       this.retry = 0;
     });
     ws.addEventListener("message", (e) => {
-      if (e.data.length > LARGE && this.#worker()) {
-        this.#enqueue(ws, this.#parseLarge(e.data));
+      let text = e.data;
+      if (text.startsWith(PART_PREFIX)) {
+        text = this.#joinPart(ws, text);
+        if (text === null) return; // more parts to come
+      }
+      if (text.length > LARGE && this.#worker()) {
+        this.#enqueue(ws, this.#parseLarge(text));
         return;
       }
       let msg;
       try {
-        msg = JSON.parse(e.data);
+        msg = JSON.parse(text);
       } catch {
         return;
       }
@@ -53,6 +61,28 @@ export class RunConnection {
       const delay = Math.min(5000, 300 * 2 ** this.retry++);
       setTimeout(() => this.open(), delay);
     });
+  }
+
+  /**
+   * Keeps one part of a split message; returns the whole message's text once its last part is
+   * here, else null. Parts of one message arrive together and in order on one socket.
+   */
+  #joinPart(ws, text) {
+    let part;
+    try {
+      part = JSON.parse(text);
+    } catch {
+      return null;
+    }
+    if (this.parts?.ws !== ws || this.parts.message !== part.message || part.part === 0) {
+      this.parts = { ws, message: part.message, data: [] };
+    }
+    if (part.part !== this.parts.data.length) return null; // out of order: not ours to guess
+    this.parts.data.push(part.data);
+    if (this.parts.data.length < part.parts) return null;
+    const whole = this.parts.data.join("");
+    this.parts = null;
+    return whole;
   }
 
   /** The JSON worker, started on first use (null where workers are not available). */

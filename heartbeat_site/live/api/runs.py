@@ -13,7 +13,7 @@ from heartbeat_site.live.api import links
 from heartbeat_site.live.api.bodies import bool_field, int_field, json_object, number_field, reject_unknown_keys
 from heartbeat_site.live.api.errors import ApiError
 from heartbeat_site.live.api.scenarios import parse_document
-from heartbeat_site.live.caps import check_run_caps, client_key
+from heartbeat_site.live.caps import check_run_caps, check_worker_capacity, client_key
 from heartbeat_site.live.catalogue import find_document
 from heartbeat_site.live.clock import MAX_SPEED, MIN_SPEED
 from heartbeat_site.live.models import Run, RunStatus
@@ -51,6 +51,7 @@ def create(request: HttpRequest) -> JsonResponse:
     paused = bool_field(body, "paused", False)
     client = client_key(request)
     check_run_caps(client)
+    check_worker_capacity(scenario.node_count)
 
     token = new_token()
     run = Run.objects.create(

@@ -1,0 +1,125 @@
+"""Large clusters on the default server (Daphne, real worker): no websocket message over
+1 MiB whatever the cluster, a busy driver keeps its run, and small runs on the same worker
+keep their frames coming.
+
+Sizes are the ones users pick: the 180-node built-in, 1,000 and 5,000 nodes (3 zones,
+10 pods per node) through a zone outage at 10x.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from heartbeat_site.live.frames import MAX_MESSAGE_BYTES
+
+from .conftest import small_document
+from .live import Viewer, ahttp, is_fault, is_taint_added, running_stack
+
+pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+def large_document(nodes: int, name: str) -> dict:
+    """``nodes`` nodes in three zones, 10 web pods per node, a Service and a DaemonSet."""
+    third = nodes // 3
+    zones = [{"name": "zone-a", "nodes": nodes - 2 * third}, {"name": "zone-b", "nodes": third}, {"name": "zone-c", "nodes": third}]
+    return {
+        "name": name,
+        "title": {"en": f"{nodes:,} nodes", "zh": f"{nodes} 个节点"},
+        "seed": 5,
+        "duration": "15m",
+        "cluster": {
+            "zones": zones,
+            "workloads": [{"name": "web", "replicas": 9 * nodes}, {"name": "agent", "kind": "DaemonSet"}],
+            "services": [{"name": "web", "selector": {"app": "web"}}],
+        },
+    }
+
+
+@pytest.fixture
+def stack(django_db_setup, tmp_path):
+    with running_stack(tmp_path, ("worker",), HEARTBEAT_LEASE_TTL="2") as live:
+        yield live
+
+
+async def follow(viewer: Viewer, seconds: float) -> None:
+    """Read everything the server sends for ``seconds`` (the viewer checks every frame's seqs)."""
+    deadline = time.monotonic() + seconds
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            await viewer.next(remaining)
+        except TimeoutError:
+            return
+
+
+async def until_live(viewer: Viewer, timeout: float) -> None:
+    """Wait out a large cluster's start-up: the driver sends a fresh snapshot when it goes live."""
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"{viewer.name}: the run did not go live within {timeout} s"
+        message = await viewer.next(remaining)
+        if message["type"] == "snapshot" and not message["clock"].get("preparing") and message["clock"]["t"] > 0:
+            return
+
+
+async def test_180_node_builtin_streams_in_messages_of_at_most_1_mib(stack):
+    status, run = await ahttp("POST", f"{stack.base}/api/runs", {"scenario": "zone-outage-large-zones", "speed": 10})
+    assert status == 201, run
+    viewer = await Viewer.open(run["ws_url"], "viewer")
+    assert viewer.first_message["type"] == "snapshot"
+    # the scripted partition of 36 zone-a nodes at t=60 s, then the first taints at t≈105 s
+    await viewer.until(is_fault("partition", "node-36"), timeout=60)
+    await viewer.until(lambda e: e["type"] == "transition" and e.get("kind") == "zone-state" and e.get("to") == "PartialDisruption", timeout=60)
+    await viewer.until(is_taint_added("node-25", "node.kubernetes.io/unreachable", "NoExecute"), timeout=30)
+
+    # a late joiner's snapshot of 180 nodes and 1,000+ pods is over 1 MiB: it comes in parts
+    late = await Viewer.open(run["ws_url"], "late joiner")
+    assert late.first_message["type"] == "snapshot"
+    assert late.split_messages >= 1
+    assert len(late.first_message["snapshot"]["objects"]["nodes"]) == 180
+    await late.until_seq(viewer.last_seq, timeout=30)
+    for who in (viewer, late):
+        assert who.largest <= MAX_MESSAGE_BYTES, f"{who.name}: a message of {who.largest:,} bytes"
+    await viewer.close()
+    await late.close()
+
+
+@pytest.mark.parametrize("nodes", [1000, 5000])
+async def test_large_run_at_10x_outage_never_exceeds_1_mib_nor_loses_its_driver(stack, nodes):
+    small_status, small = await ahttp("POST", f"{stack.base}/api/runs", {"document": small_document(), "speed": 10})
+    assert small_status == 201, small
+    status, run = await ahttp("POST", f"{stack.base}/api/runs", {"document": large_document(nodes, f"large-{nodes}"), "speed": 10})
+    assert status == 201, run
+    big = await Viewer.open(run["ws_url"], f"{nodes}-node viewer")
+    await until_live(big, timeout=240)
+
+    # the small run on the same worker has been sending something every second throughout
+    little = await Viewer.open(small["ws_url"], "3-node viewer")
+    status, body = await ahttp("POST", f"{stack.base}/api/runs/{run['id']}/commands", {"action": "zone-outage", "zone": "zone-b"}, token=run["control_token"])
+    assert (status, body["status"]) == (202, "applied"), body
+    gaps: list[float] = []
+
+    async def watch_small() -> None:
+        last = time.monotonic()
+        while True:
+            await little.next(10)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    watcher = asyncio.create_task(watch_small())
+    try:
+        await follow(big, 30)
+    finally:
+        watcher.cancel()
+    await big.until(lambda e: e["type"] == "transition" and e.get("kind") == "node-ready" and e.get("to") == "Unknown", timeout=60)
+    assert big.status is None, f"the run ended: {big.status}"
+    assert big.largest <= MAX_MESSAGE_BYTES, f"a message of {big.largest:,} bytes"
+    assert max(gaps) < 2.0, f"the 3-node run went {max(gaps):.1f} s without a message"
+    logs = stack.logs()
+    assert "lease-lost" not in logs and "lease lost" not in logs, "a busy driver lost its run"
+    await big.close()
+    await little.close()
