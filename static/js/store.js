@@ -86,6 +86,24 @@ export class ObjectStore {
     return this.get("leases", "kube-node-lease", name);
   }
 
+  /**
+   * A node's pods counted by state: {total, ready, notReady, terminating}. On a node-level run
+   * (a large cluster: the server sends no pods, docs/websocket-protocol.md) the counts come from
+   * the server (`podCounts` of snapshots and frames); otherwise they are counted here.
+   */
+  podCounts(nodeName) {
+    const given = this.serverPodCounts?.get(nodeName ?? "");
+    if (given) return given;
+    const counts = { total: 0, ready: 0, notReady: 0, terminating: 0 };
+    for (const pod of this.podsOn(nodeName)) {
+      counts.total++;
+      if (pod.metadata?.deletionTimestamp) counts.terminating++;
+      else if (pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) counts.ready++;
+      else counts.notReady++;
+    }
+    return counts;
+  }
+
   /** Pods bound to a node ("" for the ones no scheduler placed yet), from the index. */
   podsOn(nodeName) {
     if (nodeName === null || nodeName === undefined) return [];
