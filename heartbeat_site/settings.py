@@ -136,6 +136,7 @@ HEARTBEAT = {
     "MAX_RUNS": env_int("HEARTBEAT_MAX_RUNS", 20, minimum=1),
     "MAX_RUNS_PER_CLIENT": env_int("HEARTBEAT_MAX_RUNS_PER_CLIENT", 3, minimum=1),
     "MAX_NODES": env_int("HEARTBEAT_MAX_NODES", 5000, minimum=1),
+    "NODE_LEVEL_NODES": env_int("HEARTBEAT_NODE_LEVEL_NODES", 100, minimum=0),
     "NODES_PER_WORKER": env_int("HEARTBEAT_NODES_PER_WORKER", 12_000, minimum=1),
     "IDLE_SECONDS": env_float("HEARTBEAT_IDLE_SECONDS", 600.0, minimum=1.0),
     "LEASE_TTL": env_float("HEARTBEAT_LEASE_TTL", 4.0, minimum=0.5, maximum=300.0),

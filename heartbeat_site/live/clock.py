@@ -53,12 +53,14 @@ class VirtualClock:
         self.limited_from = None
 
     def limit_speed(self, speed: float) -> None:
-        """Lower the speed to what the worker keeps; remembers the speed that was asked for."""
+        """Change the speed to what the worker keeps; remembers the speed that was asked for."""
         if not MIN_SPEED <= speed <= MAX_SPEED:
             raise ValueError(f"speed must be between {MIN_SPEED} and {MAX_SPEED}")
         self._rebase()
         if self.limited_from is None and speed < self.speed:
             self.limited_from = self.speed
+        elif self.limited_from is not None and speed >= self.limited_from:
+            self.limited_from = None  # back to the speed that was asked for
         self.speed = speed
 
     def jump_to(self, t: float) -> None:

@@ -21,7 +21,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from heartbeat_site.live import fanout, frames, runstore
+from heartbeat_site.live import detail, fanout, frames, runstore
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.replay import replay_until
 
@@ -31,6 +31,8 @@ CLOSE_BAD_REQUEST = 4400  # malformed query (e.g. ?after=abc)
 CLOSE_UNKNOWN_RUN = 4404
 MAX_CLIENT_MESSAGE = 4096
 CLOSE_TRY_AGAIN = 1011  # the process lost the run's channel-layer subscription
+MAX_NODE_NAME = 253  # a Kubernetes object name (DNS subdomain)
+DETAIL_WAIT_SECONDS = 5.0
 
 
 class RunConsumer(AsyncWebsocketConsumer):
@@ -105,10 +107,17 @@ class RunConsumer(AsyncWebsocketConsumer):
         await fanout.join(self.run_id, self.viewer_id, self.inbox)
         await self.accept()  # early: Daphne drops handshakes the app has not accepted in 5 s
         await asyncio.to_thread(runstore.add_viewers, self.run_id, [self.viewer_id])
-        if after is not None and await asyncio.to_thread(runstore.log_covers, self.run_id, after):
+        if after is not None and await asyncio.to_thread(self._covers, after):
             await self._send_resumed(after)
         else:
             await self._send_snapshot()
+
+    def _covers(self, after: int) -> bool:
+        """Whether what came after seq ``after`` can still be sent from what Redis keeps."""
+        if not self.meta["node_level"]:
+            return runstore.log_covers(self.run_id, after)
+        last = int(runstore.read_state(self.run_id).get("last_seq", 0))
+        return after >= last or runstore.frames_after(self.run_id, after) not in (None, [])
 
     async def _refuse(self, code: int, error: str, message: str) -> None:
         await self.accept()
@@ -140,7 +149,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         head = frames.dumps({"type": "snapshot", "run": await self._run_info(state)})
         await self.send(text_data=f"{head[:-1]},{stored[1:]}")
         self.delivered = last_seq
-        await self._send_from_log(self.delivered, None)
+        await self._catch_up(self.delivered, None)
 
     async def _send_resumed(self, after: int) -> None:
         state = await asyncio.to_thread(runstore.read_state, self.run_id)
@@ -153,7 +162,24 @@ class RunConsumer(AsyncWebsocketConsumer):
         }
         await self.send(text_data=frames.dumps(message))
         self.delivered = after
-        await self._send_from_log(after, None)
+        await self._catch_up(after, None)
+
+    async def _catch_up(self, after: int, upto: int | None) -> None:
+        """Send what was published in ``(after, upto]``: frames kept at node level, else events."""
+        if self.meta["node_level"]:
+            await self._send_kept_frames(after, upto)
+        else:
+            await self._send_from_log(after, upto)
+
+    async def _send_kept_frames(self, after: int, upto: int | None) -> None:
+        """Node level: the kept frame texts as they were; a fresh snapshot if they no longer go back that far."""
+        kept = await asyncio.to_thread(runstore.frames_after, self.run_id, after, upto)
+        if kept is None:
+            await self._send_snapshot()
+            return
+        for _first, last, text in kept:
+            await self.send(text_data=text)
+            self.delivered = last
 
     async def _send_from_log(self, after: int, upto: int | None) -> None:
         """Send logged events ``(after, upto]`` as frames; resync if the log lost some."""
@@ -178,7 +204,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         if last <= self.delivered:
             return  # already sent (from the log during catch-up)
         if first > self.delivered + 1:
-            await self._send_from_log(self.delivered, first - 1)  # a frame went missing
+            await self._catch_up(self.delivered, first - 1)  # a frame went missing
             if last <= self.delivered:
                 return
         text = message["text"]
@@ -200,7 +226,7 @@ class RunConsumer(AsyncWebsocketConsumer):
     async def _catch_up_before_status(self, message: dict) -> None:
         last = json.loads(message["text"]).get("last_seq", 0)
         if last > self.delivered:
-            await self._send_from_log(self.delivered, last)
+            await self._catch_up(self.delivered, last)
 
     async def run_presence(self, message: dict) -> None:
         # The driver counts viewers once a second and announces changes: one message per
@@ -231,16 +257,33 @@ class RunConsumer(AsyncWebsocketConsumer):
             return
         kind = message.get("type") if isinstance(message, dict) else None
         if not isinstance(kind, str):
-            await self._error('a message must be a JSON object with a string "type" (ping or resync)')
+            await self._error('a message must be a JSON object with a string "type" (ping, resync or detail)')
         elif kind == "ping":
             await self.send(text_data=frames.dumps({"type": "pong", "echo": message.get("echo"), "sent_at": frames.wall_ms()}))
         elif kind == "resync":
             await self._send_snapshot()
+        elif kind == "detail":
+            await self._send_detail(message.get("node"))
         else:
             await self._error(
-                f"unknown message type {kind!r}: viewers may send ping or resync; commands go to POST /api/runs/<id>/commands with the control token",
+                f"unknown message type {kind!r}: viewers may send ping, resync or detail; commands go to POST /api/runs/<id>/commands with the control token",
                 "unknown-type",
             )
+
+    async def _send_detail(self, node: object) -> None:
+        """A node's full objects, from the run's driver (docs/websocket-protocol.md)."""
+        if not isinstance(node, str) or not node or len(node) > MAX_NODE_NAME:
+            await self._error(f'detail needs "node": a node name (string of 1 to {MAX_NODE_NAME} characters), got {node!r}')
+            return
+        if not self.meta["node_level"]:
+            await self._error("this run sends every object already: a node's details are in the snapshot", "not-node-level")
+            return
+        reply = await asyncio.to_thread(runstore.ask_detail, self.run_id, node)
+        text = await asyncio.to_thread(runstore.wait_answer, reply, DETAIL_WAIT_SECONDS)
+        if text is None:
+            await self._error(f"no answer about {node!r}: the run is not being driven now (ended, or between workers)", "no-driver")
+            return
+        await self.send(text_data=text)
 
     async def _error(self, text: str, code: str = "bad-message") -> None:
         await self.send(text_data=frames.dumps(frames.error_message(text, code)))
@@ -268,12 +311,18 @@ async def run_meta(run_id: str) -> dict | None:
     viewers joining one run cost one database query, not 500 on the thread-sensitive executor."""
     meta = _META_CACHE.get(run_id)
     if meta is None:
-        row = await database_sync_to_async(Run.objects.filter(pk=run_id).values("id", "scenario_name", "document").first)()
+        row = await database_sync_to_async(Run.objects.filter(pk=run_id).values("id", "scenario_name", "document", "node_count").first)()
         if row is None:
             return None
         if len(_META_CACHE) >= _META_CACHE_MAX:
             _META_CACHE.clear()
-        meta = {"id": row["id"], "scenario": row["scenario_name"], "title": row["document"].get("title") or {"en": row["scenario_name"]}}
+        meta = {
+            "id": row["id"],
+            "scenario": row["scenario_name"],
+            "title": row["document"].get("title") or {"en": row["scenario_name"]},
+            "node_count": row["node_count"],
+            "node_level": detail.is_node_level(row["node_count"]),
+        }
         _META_CACHE[run_id] = meta
     return meta
 
@@ -287,5 +336,5 @@ def _clock_from_state(state: dict) -> dict:
 def _rebuilt_snapshot(run_id: str) -> dict:
     run = Run.objects.get(pk=run_id)
     sim, _ = replay_until(run, run.t_reached)
-    snapshot = sim.snapshot()
+    snapshot = detail.node_snapshot(sim) if detail.is_node_level(run.node_count) else sim.snapshot()
     return frames.snapshot_body(snapshot, {"t": round(sim.now, 6), "speed": run.speed, "paused": run.paused}, snapshot.get("last_seq", run.last_seq))

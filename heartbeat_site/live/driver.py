@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from heartbeat_site.live import frames, runstore
+from heartbeat_site.live import detail, frames, runstore
 from heartbeat_site.live.clock import VirtualClock
 from heartbeat_site.live.models import ACTIVE_STATUSES, Command, CommandKind, CommandStatus, Run, RunStatus
 from heartbeat_site.live.publisher import Publisher
@@ -39,10 +39,13 @@ IDLE_CHECK_SECONDS = 1.0
 SLICE_BUDGET = 0.3
 SUB_STEP = 0.05  # wall seconds one run_until call aims at, so a slice keeps its budget
 LIMIT_WINDOW = 5.0  # wall seconds over which the speed a run keeps is measured
+ROOM_SHARE = 0.6  # a limited run speeds up again while its driver is busy less than this share of the time
 # Clusters this large simulate their start-up (nodes registering, every pod created, scheduled
 # and started: a burst of ~90 events per node) ahead of the clock, as fast as the worker can,
 # and go live once it is over, at a steady state.
 PREPARE_NODES = 500
+DETAIL_SECONDS = 60.0  # how long frames carry a node's details after a viewer asked for them
+MAX_WATCHED = 64  # nodes whose details frames carry at once
 NICE_SPEEDS = (0.1, 0.2, 0.25, 0.5, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100)
 
 
@@ -122,6 +125,8 @@ class RunDriver:
         self.clock.preparing = run.node_count >= PREPARE_NODES and self.sim.now < self.startup_end
         self.pace = 1.0  # virtual seconds simulated per wall second, as last measured
         self.prepared: deque = deque(maxlen=settings.HEARTBEAT["EVENT_LOG_SIZE"])
+        self.node_level = detail.is_node_level(run.node_count)
+        self.watched: dict[str, float] = {}  # node -> until when frames carry its details
         Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, started_at=run.started_at or timezone.now())
         if not self.lease.publish([], self._state()):
             return "lease-lost"
@@ -166,6 +171,9 @@ class RunDriver:
             if not self._flush():
                 log.warning("run %s: lease lost, another worker drives it now", self.run_id)
                 return "lease-lost"
+            self.window_busy += self.mono() - now
+            if self.node_level:
+                self._answer_asks()
             outcome = self._housekeeping(now)
             if outcome:
                 return outcome
@@ -266,29 +274,43 @@ class RunDriver:
     def _start_window(self, now: float) -> None:
         self.window_start, self.window_t = now, self.sim.now
         self.window_slices = self.window_behind = 0
+        self.window_busy = 0.0  # wall seconds spent simulating and publishing in the window
 
     def _limit_speed(self, now: float) -> None:
-        """Lower the speed, and say so, when the worker did not keep it over a whole window.
+        """Lower the speed, and say so, when the worker did not keep it over a whole window;
+        give it back once the worker has room again.
 
         A run that falls behind its clock is not paced faster: its clock waits (``_advance``
         stops at the slice budget). If that happened in most slices of LIMIT_WINDOW, the speed
         actually kept is announced as the run's speed (``limited_from`` says what was asked),
-        so every page shows the truth instead of a clock that keeps stalling.
+        so every page shows the truth instead of a clock that keeps stalling. A burst (a zone
+        going down) passes: when a later window kept up with the driver busy less than
+        ROOM_SHARE of the time, the speed goes back up towards the one asked for.
         """
         elapsed = now - self.window_start
         if elapsed < LIMIT_WINDOW:
             return
         behind = self.window_behind * 2 > self.window_slices
         measured = (self.sim.now - self.window_t) / elapsed
+        busy = self.window_busy / elapsed
         self._start_window(now)
-        if not behind or self.clock.paused or self.sim.now >= self.duration:
+        if self.clock.paused or self.sim.now >= self.duration:
             return
-        speed = kept_speed(measured)
-        if speed < self.clock.speed:
+        if behind:
+            speed = kept_speed(measured)
+            if speed >= self.clock.speed:
+                return
             log.warning("run %s: keeps %.2fx of %gx; speed lowered to %gx", self.run_id, measured, self.clock.speed, speed)
-            self.clock.limit_speed(speed)
-            Run.objects.filter(pk=self.run_id).update(speed=speed)
-            self._send_clock()
+        elif self.clock.limited_from is not None and self.window_behind == 0 and busy < ROOM_SHARE:
+            speed = min(self.clock.limited_from, kept_speed(self.clock.speed * ROOM_SHARE / max(busy, 0.01)))
+            if speed <= self.clock.speed:
+                return
+            log.info("run %s: busy %.0f %% of the time at %gx; speed raised to %gx", self.run_id, 100 * busy, self.clock.speed, speed)
+        else:
+            return
+        self.clock.limit_speed(speed)
+        Run.objects.filter(pk=self.run_id).update(speed=speed)
+        self._send_clock()
 
     def _take_commands(self) -> bool:
         """Apply pending commands at the current virtual time, persisting ``at`` first.
@@ -361,12 +383,45 @@ class RunDriver:
         if not self.lease.publish(runstore.encode_events(events), self._state()):
             return False
         if events:
-            message = frames.frame(events, self._clock(), max_events=self.max_frame_events)
-            self._send("run.frame", message, first=events[0]["seq"], last=events[-1]["seq"])
+            first, last = events[0]["seq"], events[-1]["seq"]
+            if self.node_level:
+                text = frames.dumps(detail.node_frame(events, self._clock(), self.sim, self._watched(), frames.wall_ms()))
+                if not self.lease.store_frame(first, last, text):
+                    return False
+            else:
+                text = frames.dumps(frames.frame(events, self._clock(), max_events=self.max_frame_events))
+            self._send_text("run.frame", text, first=first, last=last)
         return True
 
+    # -- a node's details, for viewers of a node-level run -----------------------------------
+
+    def _watched(self) -> list[str]:
+        """Nodes a viewer opened in the last DETAIL_SECONDS: frames carry their full events."""
+        now = self.mono()
+        for node in [node for node, until in self.watched.items() if until <= now]:
+            del self.watched[node]
+        return sorted(self.watched)
+
+    def _answer_asks(self) -> None:
+        """Answer viewers' requests for a node's full objects, as of the last published seq."""
+        for ask in runstore.take_asks(self.run_id):
+            node = ask.get("node")
+            objects = detail.node_detail(self.sim, node) if isinstance(node, str) else None
+            if objects is None:
+                reply = frames.error_message(f"the run has no node named {node!r}", "unknown-node")
+            else:
+                self.watched.pop(node, None)
+                self.watched[node] = self.mono() + DETAIL_SECONDS
+                while len(self.watched) > MAX_WATCHED:
+                    del self.watched[next(iter(self.watched))]  # the longest unrenewed goes first
+                reply = {"type": "detail", "node": node, "last_seq": self.published_seq, "objects": objects}
+            runstore.answer(ask["reply"], frames.dumps(reply))
+
     def _send(self, kind: str, message: dict, **extra: int) -> None:
-        self.publisher.group_send(self.group, {"type": kind, "text": frames.dumps(message), **extra})
+        self._send_text(kind, frames.dumps(message), **extra)
+
+    def _send_text(self, kind: str, text: str, **extra: int) -> None:
+        self.publisher.group_send(self.group, {"type": kind, "text": text, **extra})
         self.last_sent = self.mono()
 
     def _send_clock(self) -> None:
@@ -374,7 +429,7 @@ class RunDriver:
 
     def _store_snapshot(self) -> None:
         started = self.mono()
-        snapshot = self.sim.snapshot()
+        snapshot = detail.node_snapshot(self.sim) if self.node_level else self.sim.snapshot()
         text = frames.dumps(frames.snapshot_body(snapshot, self._clock(), self.published_seq))
         self.lease.store_snapshot(text)
         self.snapshot_seq = self.published_seq

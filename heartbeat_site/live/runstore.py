@@ -12,6 +12,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ log = logging.getLogger(__name__)
 
 ACTIVE_RUNS = "hb:runs:active"
 VIEWER_STALE_SECONDS = 90.0
+FRAMES_KEPT = 600  # node-level frames kept for joins and resumes: a minute at 10 frames/s
 
 
 def _key(run_id: str, part: str) -> str:
@@ -44,6 +46,15 @@ def state_key(run_id: str) -> str:
 
 def snapshot_key(run_id: str) -> str:
     return _key(run_id, "snapshot")
+
+
+def frames_key(run_id: str) -> str:
+    """Recent node-level frames (score: first seq; member: "<last seq> <frame text>")."""
+    return _key(run_id, "frames")
+
+
+def asks_key(run_id: str) -> str:
+    return _key(run_id, "asks")
 
 
 def viewers_key(run_id: str) -> str:
@@ -89,6 +100,15 @@ redis.call('SET', KEYS[2], ARGV[3])
 return 1
 """
 
+# KEYS: lease, frames. ARGV: token, ttl_ms, keep, first, member
+_STORE_FRAME = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[3]) + 1))
+return 1
+"""
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -125,6 +145,11 @@ class Lease:
             args.extend((field, value))
         keys = (lease_key(self.run_id), log_key(self.run_id), state_key(self.run_id))
         return bool(get_redis().eval(_PUBLISH, 3, *keys, *args))
+
+    def store_frame(self, first: int, last: int, text: str) -> bool:
+        """Keep a node-level frame for viewers who join or resume (``frames_after``)."""
+        keys = (lease_key(self.run_id), frames_key(self.run_id))
+        return bool(get_redis().eval(_STORE_FRAME, 2, *keys, self.token, self.ttl_ms, FRAMES_KEPT, first, f"{last} {text}"))
 
     def store_snapshot(self, text: str) -> bool:
         return bool(get_redis().eval(_GUARDED_SET, 2, lease_key(self.run_id), snapshot_key(self.run_id), self.token, self.ttl_ms, text))
@@ -181,6 +206,20 @@ def read_snapshot(run_id: str) -> dict | None:
     return json.loads(text) if text else None
 
 
+def frames_after(run_id: str, after: int, upto: int | None = None) -> list[tuple[int, int, str]] | None:
+    """Kept node-level frames covering ``(after, upto]`` as (first, last, text), oldest first;
+    None when they do not start right after ``after`` (older than what is kept)."""
+    high = "+inf" if upto is None else upto
+    found = get_redis().zrangebyscore(frames_key(run_id), after + 1, high, withscores=True)
+    frames = []
+    for member, score in found:
+        last, _, text = member.partition(" ")
+        frames.append((int(score), int(last), text))
+    if frames and frames[0][0] != after + 1:
+        return None
+    return frames
+
+
 def log_bounds(run_id: str) -> tuple[int, int] | None:
     """(first, last) seq held in the run's event log, or None when it is empty."""
     client = get_redis()
@@ -223,7 +262,7 @@ def mark_inactive(run_id: str) -> None:
     client = get_redis()
     client.srem(ACTIVE_RUNS, run_id)
     retention = settings.HEARTBEAT["RETENTION_SECONDS"]
-    for key in (log_key(run_id), state_key(run_id), snapshot_key(run_id), viewers_key(run_id), inbox_key(run_id)):
+    for key in (log_key(run_id), state_key(run_id), snapshot_key(run_id), viewers_key(run_id), inbox_key(run_id), frames_key(run_id)):
         client.expire(key, retention)
 
 
@@ -289,6 +328,30 @@ def wait_inbox(run_id: str, timeout: float) -> list[str]:
         items = []
     more = client.lpop(inbox_key(run_id), 1000)
     return items + list(more or [])
+
+
+def ask_detail(run_id: str, node: str) -> str:
+    """Ask the run's driver for a node's full objects; returns the key its answer goes to."""
+    reply = _key(run_id, f"answer:{uuid.uuid4().hex}")
+    get_redis().rpush(asks_key(run_id), json.dumps({"node": node, "reply": reply}))
+    return reply
+
+
+def take_asks(run_id: str) -> list[dict]:
+    texts = get_redis().lpop(asks_key(run_id), 100)
+    return [json.loads(text) for text in texts or ()]
+
+
+def answer(reply: str, text: str) -> None:
+    pipe = get_redis().pipeline()
+    pipe.rpush(reply, text)
+    pipe.expire(reply, 30)
+    pipe.execute()
+
+
+def wait_answer(reply: str, timeout: float) -> str | None:
+    found = get_redis().blpop([reply], timeout=timeout)
+    return found[1] if found else None
 
 
 def send_ack(run_id: str, seq: int, payload: dict) -> None:

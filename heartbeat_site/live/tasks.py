@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import threading
@@ -15,18 +16,49 @@ log = logging.getLogger(__name__)
 STOP = threading.Event()
 
 
+_driving = 0  # drivers running in this process
+_driving_lock = threading.Lock()
+
+
 @shared_task(name="heartbeat.drive_run", ignore_result=True)
 def drive_run(run_id: str) -> str:
     from heartbeat_site.live.driver import RunDriver
 
-    outcome = RunDriver(run_id, stop=STOP).drive()
+    global _driving
+    with _driving_lock:
+        _driving += 1
+    try:
+        outcome = RunDriver(run_id, stop=STOP).drive()
+    finally:
+        with _driving_lock:
+            _driving -= 1
+            if _driving == 0:
+                _thaw()
     log.info("run %s: driver returned %s", run_id, outcome)
     return outcome
+
+
+def _thaw() -> None:
+    """No simulation left in this process: give its frozen objects back to the collector.
+
+    Drivers keep their simulations' objects in the permanent generation (``Simulation.
+    keep_frozen``) so that a full collection never stops this worker's threads for seconds;
+    whatever cycles other code left among them are collected here, when that walk is cheap.
+    """
+    gc.unfreeze()
+    gc.collect()
 
 
 @worker_shutting_down.connect
 def _stop_drivers(**_: object) -> None:
     STOP.set()
+
+
+@worker_ready.connect
+def _freeze_simulation_objects(**_: object) -> None:
+    from simulation import Simulation
+
+    Simulation.keep_frozen = True
 
 
 @worker_ready.connect

@@ -9,9 +9,9 @@ const LARGE = 100_000; // characters: a message this long is parsed by the worke
 const PART_PREFIX = '{"type":"part",';
 
 export class RunConnection {
-  constructor(path, { onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, lastSeq }) {
+  constructor(path, { onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, onDetail, lastSeq }) {
     this.path = path;
-    this.handlers = { onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock };
+    this.handlers = { onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, onDetail };
     this.lastSeq = lastSeq;
     this.retry = 0;
     this.closed = false;
@@ -211,6 +211,9 @@ export class RunConnection {
       case "presence":
         h.onPresence?.(msg.viewers);
         break;
+      case "detail":
+        h.onDetail?.(msg);
+        break;
       case "status":
         h.onStatus?.(msg);
         break;
@@ -225,6 +228,11 @@ export class RunConnection {
   setState(state, detail) {
     this.state = state;
     this.handlers.onState?.(state, detail);
+  }
+
+  /** Sends a message to the server if the socket is open (a `detail` request, a ping). */
+  send(message) {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
   }
 
   /** Drops the socket as a flaky network would (used by the tests and the "reconnect" button). */

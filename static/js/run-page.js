@@ -84,6 +84,7 @@ class RunPage {
         request();
       },
       onState: (state) => this.onConnectionState(state),
+      onDetail: (msg) => this.onDetail(msg),
     });
     window.heartbeat = this; // tests and the benchmark read the page's state from here
     request();
@@ -242,6 +243,7 @@ class RunPage {
       this.arch.pulse(raw, this.focus);
       fresh.push(raw);
     }
+    this.store.applyFrameExtras(msg);
     if (fresh.length) {
       this.sequence.append(fresh);
       this.timeline.append(fresh);
@@ -302,6 +304,26 @@ class RunPage {
     this.kubectl.setNode(node);
     this.faults?.setTarget({ node, zone: zoneOf(this.store.node(node)) });
     this.#setText("#focus-name", node);
+    this.askDetail();
+    this.renderedVersion = -1;
+    this.frames.request();
+  }
+
+  /**
+   * On a node-level run (a large cluster) the focused node's pods and full objects come on request
+   * and stay exact while frames carry its details; the request is renewed before the server's
+   * minute runs out (docs/websocket-protocol.md).
+   */
+  askDetail() {
+    clearTimeout(this.detailTimer);
+    if (!this.store.nodeLevel || !this.focus) return;
+    this.connection.send({ type: "detail", node: this.focus });
+    this.detailTimer = setTimeout(() => this.askDetail(), 20_000);
+  }
+
+  onDetail(msg) {
+    if (msg.node !== this.focus) return; // an answer for a node the user has left meanwhile
+    this.store.loadDetail(msg);
     this.renderedVersion = -1;
     this.frames.request();
   }
@@ -378,11 +400,13 @@ class RunPage {
     if (clockText.length > 9 !== box.classList.contains("hours")) box.classList.toggle("hours", clockText.length > 9);
     setText(c.time, clockText);
     setText(c.utc, `${formatUtc(this.clock.nowMs())} UTC`);
-    setText(c.speed, `${this.clock.speed}×`);
+    const limited = this.clock.limitedFrom;
+    setText(c.speed, limited ? this.t("clock.limited", { speed: this.clock.speed, asked: limited }) : `${this.clock.speed}×`);
     this.#syncSpeedSelect();
     const paused = String(this.clock.paused);
     if (document.body.dataset.paused !== paused) document.body.dataset.paused = paused;
-    setText(c.state, this.t(this.clock.paused ? "clock.paused" : "clock.running"));
+    const state = this.clock.preparing ? "clock.preparing" : this.clock.paused ? "clock.paused" : "clock.running";
+    setText(c.state, this.t(state, { t: Math.floor(now) }));
     this.timeline.flush();
     let busy = false;
     const version = this.store.version + this.controllers.version * 1e6;

@@ -26,6 +26,47 @@ export class ObjectStore {
       for (const obj of list) this.#put(resource, keyOf(obj.metadata?.namespace, obj.metadata?.name), obj);
     }
     this.lastSeq = snapshot?.last_seq ?? 0;
+    // Node level (docs/websocket-protocol.md): no pods, counts instead; a node's details on demand.
+    this.nodeLevel = snapshot?.detail === "nodes";
+    this.serverPodCounts = this.nodeLevel ? new Map(Object.entries(snapshot.podCounts ?? {})) : null;
+    this.detailNode = null;
+    this.detailSeq = 0;
+    this.version++;
+  }
+
+  /**
+   * What a frame carries besides its events: at node level, Lease renewTimes, the new pod counts
+   * of nodes whose pods changed and the opened node's full events (`details`). A frame covers its
+   * whole seq range even when it left routine events out, so `lastSeq` moves to its end.
+   */
+  applyFrameExtras(frame) {
+    for (const [node, renewTime] of Object.entries(frame.renewals ?? {})) {
+      const lease = this.lease(node);
+      if (lease) this.#put("leases", keyOf("kube-node-lease", node), { ...lease, spec: { ...lease.spec, renewTime } });
+    }
+    for (const [node, counts] of Object.entries(frame.podCounts ?? {})) this.serverPodCounts?.set(node, counts);
+    for (const event of frame.details?.[this.detailNode] ?? []) {
+      if (event.seq > this.detailSeq) this.#write(event);
+    }
+    const last = frame.seq?.[1] ?? 0;
+    if (last > this.lastSeq) this.lastSeq = last;
+    if (frame.renewals || frame.podCounts || frame.details) this.version++;
+  }
+
+  /**
+   * A node's full objects (the answer to a `detail` request) replace its trimmed Node and Lease;
+   * the pods and EndpointSlices of the node opened before are dropped (only one is kept exact).
+   */
+  loadDetail(answer) {
+    if (!this.nodeLevel) return;
+    for (const resource of ["pods", "endpointslices"]) {
+      for (const key of [...this.#map(resource).keys()]) this.#put(resource, key, null);
+    }
+    for (const [resource, list] of Object.entries(answer.objects ?? {})) {
+      for (const obj of list) this.#put(resource, keyOf(obj.metadata?.namespace, obj.metadata?.name), obj);
+    }
+    this.detailNode = answer.node;
+    this.detailSeq = answer.last_seq ?? 0;
     this.version++;
   }
 
@@ -36,12 +77,17 @@ export class ObjectStore {
   apply(event) {
     if (event.seq <= this.lastSeq) return false;
     this.lastSeq = event.seq;
-    if (event.type !== "write" || !event.object || event.code >= 400) return true;
+    this.#write(event);
+    return true;
+  }
+
+  /** A write event's object into the store (replaced, or removed when `removed`). */
+  #write(event) {
+    if (event.type !== "write" || !event.object || event.code >= 400) return;
     const meta = event.object.metadata ?? {};
     const key = keyOf(meta.namespace ?? event.namespace, meta.name ?? event.name);
     this.#put(event.resource, key, event.removed ? null : event.object);
     this.version++;
-    return true;
   }
 
   /** Stores (or with `obj` null removes) one object, keeping the pods-by-node index current. */

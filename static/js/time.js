@@ -27,6 +27,8 @@ export class VirtualClock {
     if (clock.paused) this.t = clock.t;
     this.speed = clock.speed ?? this.speed;
     this.paused = Boolean(clock.paused);
+    this.preparing = Boolean(clock.preparing); // a large cluster's start-up, simulated before going live
+    this.limitedFrom = clock.limited_from ?? null; // the speed asked for, when the workers keep less
     this.receivedAt = this.wallNow();
   }
 

@@ -202,3 +202,32 @@ test("a handler that throws loses only its own message", async () => {
   assert.equal(got[1].snapshot.objects.pods.length, 202);
   assert.deepEqual(errors, ["Error: panel failed"]);
 });
+
+/** `text` as the server's parts of `size` characters (heartbeat_site/live/frames.py split_message). */
+function parts(text, message, size) {
+  const count = Math.ceil(text.length / size);
+  return Array.from({ length: count }, (_, i) => JSON.stringify({ type: "part", message, part: i, parts: count, data: text.slice(i * size, (i + 1) * size) }));
+}
+
+test("a message sent in parts arrives whole, with the frames after it in order", async () => {
+  const { ws, got, until } = connect(VmWorker);
+  const snapshot = bigSnapshot(900);
+  const pieces = parts(JSON.stringify(snapshot), 1, 60_000);
+  assert.ok(pieces.length > 3);
+  for (const piece of pieces) ws.receive(piece);
+  ws.receive(frame(501));
+  await until(2);
+  assert.deepEqual(got[0], snapshot);
+  assert.equal(got[1].seq[0], 501);
+});
+
+test("parts of a message cut short by a new one are dropped, not glued to it", async () => {
+  const { ws, got, until } = connect(VmWorker);
+  const first = parts(JSON.stringify(bigSnapshot(300)), 1, 50_000);
+  ws.receive(first[0]); // the connection's next message starts over: part 0 of message 2
+  const second = bigSnapshot(250);
+  for (const piece of parts(JSON.stringify(second), 2, 50_000)) ws.receive(piece);
+  await until(1);
+  assert.deepEqual(got[0], second);
+  assert.equal(got.length, 1);
+});

@@ -178,7 +178,7 @@ class Viewer:
             first, last = message["seq"]
             assert first == self.last_seq + 1, f"{self.name}: frame {first}..{last} after seq {self.last_seq}"
             seqs = [event["seq"] for event in message["events"]]
-            if message.get("summarised"):  # routine events left out, counted in "omitted"
+            if message.get("summarised") or message.get("detail") == "nodes":  # events left out, counted in "omitted"
                 assert seqs == sorted(set(seqs)) and all(first <= seq <= last for seq in seqs), f"{self.name}: seqs out of {first}..{last}"
                 self.summarised += 1
             else:
@@ -204,6 +204,16 @@ class Viewer:
             remaining = deadline - time.monotonic()
             assert remaining > 0, f"{self.name}: no matching event within {timeout} s (last seq {self.last_seq})"
             await self.next(remaining)
+
+    async def next_of_type(self, kind: str, timeout: float = 20.0) -> dict:
+        """Read on (frames are checked and kept as usual) until a message of type ``kind``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"{self.name}: no {kind} message within {timeout} s"
+            message = await self.next(remaining)
+            if message["type"] == kind:
+                return message
 
     async def until_seq(self, seq: int, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout

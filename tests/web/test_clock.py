@@ -3,7 +3,7 @@
 import pytest
 
 from heartbeat_site.live.clock import VirtualClock
-from heartbeat_site.live.driver import frame_interval
+from heartbeat_site.live.driver import frame_interval, kept_speed
 
 
 class FakeMonotonic:
@@ -58,3 +58,33 @@ def test_frame_interval_grows_only_for_big_rooms():
     assert frame_interval(0.1, 400) == pytest.approx(0.2)
     assert frame_interval(0.1, 5000) == 0.25
     assert frame_interval(0.5, 5000) == 0.5
+
+
+def test_a_limited_speed_remembers_what_was_asked_until_it_is_given_back():
+    wall = FakeMonotonic()
+    clock = VirtualClock(speed=10.0, monotonic=wall)
+    wall.now += 1
+    clock.limit_speed(4)
+    assert clock.as_dict(clock.now())["limited_from"] == 10 and clock.now() == pytest.approx(10.0)
+    clock.limit_speed(2)  # lowered again: still 10x was asked
+    assert clock.limited_from == 10
+    clock.limit_speed(10)
+    assert clock.limited_from is None and "limited_from" not in clock.as_dict(0)
+
+
+def test_a_speed_the_trainer_sets_replaces_the_limit():
+    clock = VirtualClock(speed=20.0, monotonic=FakeMonotonic())
+    clock.limit_speed(5)
+    clock.set_speed(8)
+    assert (clock.speed, clock.limited_from) == (8, None)
+
+
+def test_a_preparing_clock_says_so():
+    clock = VirtualClock(monotonic=FakeMonotonic())
+    clock.preparing = True
+    assert clock.as_dict(3.0) == {"t": 3.0, "speed": 1.0, "paused": False, "preparing": True}
+
+
+@pytest.mark.parametrize(("measured", "announced"), [(9.5, 8), (0.71, 0.5), (4.4, 3), (0.05, 0.1), (200, 100)])
+def test_the_speed_announced_is_a_round_one_below_what_was_kept(measured, announced):
+    assert kept_speed(measured) == announced

@@ -9,6 +9,7 @@ Sizes are the ones users pick: the 180-node built-in, 1,000 and 5,000 nodes (3 z
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -75,16 +76,39 @@ async def test_180_node_builtin_streams_in_messages_of_at_most_1_mib(stack):
     await viewer.until(lambda e: e["type"] == "transition" and e.get("kind") == "zone-state" and e.get("to") == "PartialDisruption", timeout=60)
     await viewer.until(is_taint_added("node-25", "node.kubernetes.io/unreachable", "NoExecute"), timeout=30)
 
-    # a late joiner's snapshot of 180 nodes and 1,000+ pods is over 1 MiB: it comes in parts
+    # 180 nodes are over HEARTBEAT_NODE_LEVEL_NODES: a late joiner gets every node, no pods
     late = await Viewer.open(run["ws_url"], "late joiner")
-    assert late.first_message["type"] == "snapshot"
-    assert late.split_messages >= 1
-    assert len(late.first_message["snapshot"]["objects"]["nodes"]) == 180
+    snapshot = late.first_message["snapshot"]
+    assert (snapshot["detail"], len(snapshot["objects"]["nodes"]), snapshot["objects"]["pods"]) == ("nodes", 180, [])
+    assert sum(counts["total"] for counts in snapshot["podCounts"].values()) >= 180 + 180
+    # ... and a node's pods when it opens that node, kept exact by the frames after
+    await late.ws.send(json.dumps({"type": "detail", "node": "node-25"}))
+    answer = await late.next_of_type("detail")
+    assert {pod["spec"]["nodeName"] for pod in answer["objects"]["pods"]} == {"node-25"}
+    await late.until(lambda e: e["seq"] > answer["last_seq"] + 50, timeout=30)
+    await late.ws.send(json.dumps({"type": "detail", "node": "node-999"}))
+    refused = await late.next_of_type("error")
+    assert refused["error"] == "unknown-node" and "node-999" in refused["message"]
     await late.until_seq(viewer.last_seq, timeout=30)
     for who in (viewer, late):
         assert who.largest <= MAX_MESSAGE_BYTES, f"{who.name}: a message of {who.largest:,} bytes"
     await viewer.close()
     await late.close()
+
+
+async def test_object_level_snapshot_over_1_mib_comes_in_parts(stack):
+    document = large_document(99, "hundred-nodes")  # at object level: every pod in the snapshot
+    status, run = await ahttp("POST", f"{stack.base}/api/runs", {"document": document, "speed": 20})
+    assert status == 201, run
+    first = await Viewer.open(run["ws_url"], "first")
+    await first.until(lambda e: e["t"] > 80, timeout=60)  # the 891 web pods run; the stored snapshot is refreshed each second
+    joiner = await Viewer.open(run["ws_url"], "joiner")
+    snapshot = joiner.first_message["snapshot"]
+    assert "detail" not in snapshot and len(snapshot["objects"]["pods"]) >= 891 + 99
+    assert joiner.split_messages >= 1 and joiner.largest <= MAX_MESSAGE_BYTES
+    await joiner.until_seq(first.last_seq, timeout=30)
+    await first.close()
+    await joiner.close()
 
 
 @pytest.mark.parametrize("nodes", [1000, 5000])
