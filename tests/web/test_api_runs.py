@@ -2,7 +2,9 @@
 
 import pytest
 
+from heartbeat_site.live import runstore
 from heartbeat_site.live.models import Run, RunStatus
+from heartbeat_site.live.redis_client import get_redis
 from heartbeat_site.live.tokens import hash_token
 from simulation import builtin_scenarios
 
@@ -99,3 +101,39 @@ def test_ended_runs_do_not_count_against_caps(api, new_run, settings):
     _, run_id, _ = new_run()
     Run.objects.filter(pk=run_id).update(status=RunStatus.FINISHED)
     new_run()
+
+
+@pytest.fixture
+def no_live_worker():
+    """No worker seen (entries of workers other tests started and killed are dropped)."""
+    get_redis().delete(runstore.WORKERS)
+
+
+@pytest.fixture
+def one_live_worker(no_live_worker):
+    runstore.worker_seen("api-test-worker")
+    yield
+    runstore.worker_gone("api-test-worker")
+
+
+def test_workers_full_is_503_naming_the_capacity(api, new_run, settings, one_live_worker):
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "NODES_PER_WORKER": 5}
+    new_run()  # 3 nodes
+    response = post_json(api, "/api/runs", {"document": small_document(nodes=3)}, REMOTE_ADDR="10.9.9.8")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["error"] == "workers-full"
+    assert "3 nodes of live runs" in body["message"] and "capacity of 5 nodes" in body["message"] and "1 worker" in body["message"]
+    assert post_json(api, "/api/runs", {"document": small_document(nodes=2)}, REMOTE_ADDR="10.9.9.7").status_code == 201
+
+
+def test_runs_wait_for_a_worker_when_none_is_seen(api, new_run, settings, no_live_worker):
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "NODES_PER_WORKER": 1}
+    new_run()  # 3 nodes over the capacity of one worker, but no worker has reported yet
+
+
+def test_a_lowered_max_nodes_takes_effect(api, dispatched, settings):
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "MAX_NODES": 2}
+    response = post_json(api, "/api/runs", {"document": small_document(nodes=3)})
+    assert response.status_code == 400
+    assert response.json()["error"] == "cluster-too-large" and "limit is 2" in response.json()["message"]

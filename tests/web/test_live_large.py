@@ -147,3 +147,19 @@ async def test_large_run_at_10x_outage_never_exceeds_1_mib_nor_loses_its_driver(
     assert "lease-lost" not in logs and "lease lost" not in logs, "a busy driver lost its run"
     await big.close()
     await little.close()
+
+
+async def test_a_worker_killed_during_a_large_run_is_still_taken_over(django_db_setup, tmp_path):
+    with running_stack(tmp_path, ("doomed",), HEARTBEAT_LEASE_TTL="2") as stack:
+        status, run = await ahttp("POST", f"{stack.base}/api/runs", {"document": large_document(1000, "large-takeover"), "speed": 10})
+        assert status == 201, run
+        viewer = await Viewer.open(run["ws_url"], "viewer")
+        await until_live(viewer, timeout=120)
+        await asyncio.to_thread(stack.start_worker, "heir")
+        await viewer.until(lambda e: e["type"] == "write" and e.get("resource") == "nodes", timeout=30)
+        seq_at_kill = viewer.last_seq
+        await asyncio.to_thread(stack.kill_worker, "doomed")
+        # the heir rebuilds the run and goes on from where viewers are: frames continue the seqs
+        await viewer.until_seq(seq_at_kill + 2000, timeout=90)
+        assert viewer.status is None
+        await viewer.close()
