@@ -212,6 +212,7 @@ TEXTS = {
     "clock.viewers": _("{n} watching"),
     "clock.paused": _("paused"),
     "clock.running": _("running"),
+    "seq.zone-traffic": _("{zone}: {kubelets} kubelets · {leases} Lease PUTs · {status} status writes · {failed} failed, last 10 s"),
     "clock.preparing": _("starting the cluster up (T+{t} s)…"),
     "clock.limited": _("{speed}× (not {asked}×: too large for this server)"),
     "conn.connecting": _("connecting…"),

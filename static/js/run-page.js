@@ -15,6 +15,7 @@ import { makeTranslator, readJson } from "./i18n.js";
 import { nameOf, naturalCompare, readyOf, zoneOf } from "./k8s.js";
 import { KubectlPanel } from "./kubectl-panel.js";
 import { SequenceView } from "./sequence/view.js";
+import { ZoneTraffic } from "./sequence/zone-traffic.js";
 import { loadOnIntent, renderStatic, sequenceToMermaid } from "./static-diagrams.js";
 import { ObjectStore } from "./store.js";
 import { formatOffset, formatUtc, VirtualClock } from "./time.js";
@@ -100,6 +101,7 @@ class RunPage {
     });
     await nextTask();
     this.sequence = new SequenceView($("#sequence"), { d3: window.d3, t, history: this.history, onSelect: (e) => this.explain(e), request });
+    this.zoneTraffic = new ZoneTraffic();
     this.timeline = new Timeline($("#timeline"), { t, onSelect: (e) => e && this.explain(e), duration: this.config.duration });
     await nextTask();
     this.arch = new ArchitectureDiagram($("#flow-arch"), { t });
@@ -160,6 +162,8 @@ class RunPage {
     const snapshot = msg.snapshot ?? {};
     this.store.loadSnapshot({ ...snapshot, last_seq: msg.last_seq ?? snapshot.last_seq });
     this.controllers.loadSnapshot(snapshot);
+    this.zoneTraffic.reset();
+    this.sequence.setAggregate(this.store.nodeLevel);
     this.clock.anchor(snapshot.time, snapshot.t ?? 0);
     this.clock.update(msg.clock ?? { t: snapshot.t ?? 0, speed: 1, paused: true });
     if (msg.run) this.onStatus(msg.run);
@@ -244,6 +248,9 @@ class RunPage {
       fresh.push(raw);
     }
     this.store.applyFrameExtras(msg);
+    if (this.store.nodeLevel) {
+      this.zoneTraffic.add(msg, { zoneOf: (node) => zoneOf(this.store.node(node)) ?? "", focus: this.focus });
+    }
     if (fresh.length) {
       this.sequence.append(fresh);
       this.timeline.append(fresh);
@@ -307,6 +314,23 @@ class RunPage {
     this.askDetail();
     this.renderedVersion = -1;
     this.frames.request();
+  }
+
+  /** Large clusters: other kubelets' traffic per zone, above the sequence diagram, once a virtual second. */
+  #zoneTrafficLine(now) {
+    if (!this.store.nodeLevel || Math.floor(now) === this.zoneTrafficAt) return;
+    this.zoneTrafficAt = Math.floor(now);
+    if (this.kubeletsAt !== this.store.nodesVersion || this.kubeletsFocus !== this.focus) {
+      this.kubeletsAt = this.store.nodesVersion;
+      this.kubeletsFocus = this.focus;
+      this.kubelets = new Map();
+      for (const node of this.store.list("nodes")) {
+        if (nameOf(node) === this.focus) continue;
+        const zone = zoneOf(node) ?? "";
+        this.kubelets.set(zone, (this.kubelets.get(zone) ?? 0) + 1);
+      }
+    }
+    this.sequence.renderZones(this.zoneTraffic.summary(now, this.kubelets));
   }
 
   /**
@@ -408,6 +432,7 @@ class RunPage {
     const state = this.clock.preparing ? "clock.preparing" : this.clock.paused ? "clock.paused" : "clock.running";
     setText(c.state, this.t(state, { t: Math.floor(now) }));
     this.timeline.flush();
+    this.#zoneTrafficLine(now);
     let busy = false;
     const version = this.store.version + this.controllers.version * 1e6;
     const changed = version !== this.renderedVersion || this.cluster.needsRebuild;

@@ -39,8 +39,11 @@ export function requestLabel(event) {
  * The row an event becomes, or null when the sequence diagram does not draw it (transitions go
  * to the timeline; decisions about other nodes would drown the focused one).
  */
-export function rowFor(event, focus) {
+export function rowFor(event, focus, aggregate = false) {
   const base = { seq: event.seq, t: event.t, event };
+  // A large cluster counts other kubelets' requests per zone (zone-traffic.js) instead.
+  if (aggregate && (event.type === "write" || event.type === "read" || event.type === "request-failed")
+      && laneOf(event.component, event.node, focus) === "other-kubelets") return null;
   switch (event.type) {
     case "write":
     case "read": {
@@ -88,6 +91,7 @@ export class SequenceModel {
   constructor(history) {
     this.history = history;
     this.focus = null;
+    this.aggregate = false; // other kubelets' requests counted per zone, not drawn (large clusters)
     this.seqs = new Float64Array(history.capacity);
     this.length = 0;
     this.dropped = 0; // rows discarded since the start: the view keeps its scroll position with it
@@ -95,7 +99,7 @@ export class SequenceModel {
 
   /** Adds the row of an event just added to the history; returns the row, or null if it has none. */
   push(event, focus = this.focus) {
-    const row = rowFor(event, focus);
+    const row = rowFor(event, focus, this.aggregate);
     if (!row) return null;
     this.#forget();
     this.seqs[this.length++] = event.seq;
@@ -120,7 +124,7 @@ export class SequenceModel {
     this.length = 0;
     this.dropped = 0;
     for (let i = 0; i < this.history.length; i++) {
-      if (rowFor(this.history.at(i), focus)) this.seqs[this.length++] = this.history.seq[i];
+      if (rowFor(this.history.at(i), focus, this.aggregate)) this.seqs[this.length++] = this.history.seq[i];
     }
   }
 
@@ -131,7 +135,7 @@ export class SequenceModel {
   /** The row at index `i`, made from its event in the history. */
   row(i) {
     const event = i >= 0 && i < this.length ? this.history.get(this.seqs[i]) : null;
-    return event && rowFor(event, this.focus);
+    return event && rowFor(event, this.focus, this.aggregate);
   }
 
   /** Rows with index in [from, to). */

@@ -52,6 +52,7 @@ export class SequenceView {
     this.lifelineSvg = d3.select(this.scroller).append("svg").attr("class", "seq-lifelines").attr("aria-hidden", "true");
     this.blocksLayer = d3.select(this.scroller).append("div").attr("class", "seq-blocks").attr("role", "img").node();
     this.liveButton = root.querySelector(".seq-live");
+    this.zonesBox = root.parentElement?.querySelector(".seq-zones") ?? document.createElement("div");
     this.reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
     this.droppedSeen = 0;
     this.pending = false;
@@ -138,6 +139,32 @@ export class SequenceView {
       const short = this.t(`lane-short.${lane.id}`, {}, "");
       if (short && span.scrollHeight > span.clientHeight + 1) span.textContent = short;
     });
+  }
+
+  /**
+   * Large clusters: other kubelets' requests are counted per zone (`renderZones`) instead of drawn
+   * one arrow each; the rows are rebuilt when this changes.
+   */
+  setAggregate(on) {
+    if (this.model.aggregate === on) return;
+    this.model.aggregate = on;
+    this.zonesBox.hidden = !on;
+    this.setFocus(this.focus);
+  }
+
+  /** One line per zone: "zone-b: 1,667 kubelets · 0 Lease PUTs · ... in the last 10 s". */
+  renderZones(summary) {
+    const lines = summary.map((z) => {
+      const div = document.createElement("div");
+      div.className = "seq-zone";
+      div.dataset.silent = String(z.kubelets > 0 && z.leasePuts === 0);
+      div.textContent = this.t("seq.zone-traffic", {
+        zone: z.zone, kubelets: z.kubelets.toLocaleString("en"), leases: z.leasePuts.toLocaleString("en"),
+        status: z.statusWrites.toLocaleString("en"), failed: z.failed.toLocaleString("en"),
+      });
+      return div;
+    });
+    this.zonesBox.replaceChildren(...lines);
   }
 
   /** Rows for another node, rebuilt from the history. */
