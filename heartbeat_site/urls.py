@@ -3,10 +3,13 @@
 from django.conf import settings
 from django.urls import include, path
 
+from heartbeat_site import health
 from heartbeat_site.live.api import errors
 
 urlpatterns = [
     path("api/", include("heartbeat_site.live.api.urls")),
+    path("healthz", health.healthz),
+    path("readyz", health.readyz),
 ]
 if settings.HAS_PAGES:
     urlpatterns.append(path("", include(f"{settings.PAGES_APP}.urls")))

@@ -6,6 +6,7 @@ virtual time, and persists that ``at`` before applying (see heartbeat_site.live.
 
 from __future__ import annotations
 
+import redis
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -14,7 +15,7 @@ from heartbeat_site.live import runstore
 from heartbeat_site.live.api.bodies import number_field, reject_unknown_keys
 from heartbeat_site.live.api.errors import ApiError
 from heartbeat_site.live.clock import MAX_SPEED, MIN_SPEED
-from heartbeat_site.live.models import Command, CommandKind, Run
+from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
 from simulation import FAULT_ACTIONS, CommandError, load_scenario, validate_command
 
 CONTROL_ACTIONS = ("pause", "resume", "speed", "step")
@@ -57,11 +58,25 @@ def persist(run: Run, kind: str, action: str, payload: dict) -> Command:
 
 
 def submit(run: Run, body: dict) -> tuple[Command, dict | None]:
-    """Persist a command and wait (bounded) for the driver to give it its virtual time."""
+    """Persist a command and wait (bounded) for the driver to give it its virtual time.
+
+    All or nothing: with Redis away the command is refused before it is persisted, and if
+    Redis fails once it is persisted, it is taken back unless the driver already applied it
+    (then the answer is that application). A dependency error becomes a 503 (``errors.py``).
+    """
     kind, action, payload = normalise(run, body)
     if not run.is_active:
         raise ApiError(409, "run-ended", f"run {run.id} has ended ({run.status}: {run.end_reason or 'no reason recorded'})")
+    runstore.ping()
     command = persist(run, kind, action, payload)
-    runstore.notify_command(run.id, command.pk)
-    ack = runstore.wait_ack(run.id, command.seq, settings.HEARTBEAT["COMMAND_ACK_SECONDS"])
+    try:
+        runstore.notify_command(run.id, command.pk)
+        ack = runstore.wait_ack(run.id, command.seq, settings.HEARTBEAT["COMMAND_ACK_SECONDS"])
+    except (redis.RedisError, OSError):
+        if Command.objects.filter(pk=command.pk, status=CommandStatus.PENDING).delete()[0]:
+            raise
+        command.refresh_from_db()  # the driver took it before Redis went: report what it did
+        if command.status == CommandStatus.REJECTED:
+            return command, {"status": "rejected", "error": command.error}
+        return command, {"status": "applied", "at": command.at}
     return command, ack

@@ -9,12 +9,14 @@ event log, so a viewer sees every event exactly once, in order (ARCHITECTURE pri
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qs
 
+import redis
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
@@ -30,7 +32,10 @@ log = logging.getLogger(__name__)
 CLOSE_BAD_REQUEST = 4400  # malformed query (e.g. ?after=abc)
 CLOSE_UNKNOWN_RUN = 4404
 MAX_CLIENT_MESSAGE = 4096
-CLOSE_TRY_AGAIN = 1011  # the process lost the run's channel-layer subscription
+# The live service lost Redis (or this process its subscription): reconnect with ?after=
+# (docs/websocket-protocol.md). Daphne sends only 1000 and 3000-4999 as close codes.
+CLOSE_TRY_AGAIN = 4503
+UNAVAILABLE = "the live service lost its connection to Redis; reconnect with ?after=<last seq> (the page does)"
 MAX_NODE_NAME = 253  # a Kubernetes object name (DNS subdomain)
 DETAIL_WAIT_SECONDS = 5.0
 
@@ -104,13 +109,17 @@ class RunConsumer(AsyncWebsocketConsumer):
                 return
             after = int(raw)
         self.registered = True
-        await fanout.join(self.run_id, self.viewer_id, self.inbox)
-        await self.accept()  # early: Daphne drops handshakes the app has not accepted in 5 s
-        await asyncio.to_thread(runstore.add_viewers, self.run_id, [self.viewer_id])
-        if after is not None and await asyncio.to_thread(self._covers, after):
-            await self._send_resumed(after)
-        else:
-            await self._send_snapshot()
+        try:
+            await fanout.join(self.run_id, self.viewer_id, self.inbox)
+            await self.accept()  # early: Daphne drops handshakes the app has not accepted in 5 s
+            await asyncio.to_thread(runstore.add_viewers, self.run_id, [self.viewer_id])
+            if after is not None and await asyncio.to_thread(self._covers, after):
+                await self._send_resumed(after)
+            else:
+                await self._send_snapshot()
+        except (redis.RedisError, OSError) as exc:
+            log.warning("viewer of run %s: Redis unreachable at connect (%s)", self.run_id, exc)
+            await self._refuse(CLOSE_TRY_AGAIN, "live-service-unavailable", UNAVAILABLE)
 
     def _covers(self, after: int) -> bool:
         """Whether what came after seq ``after`` can still be sent from what Redis keeps."""
@@ -120,7 +129,8 @@ class RunConsumer(AsyncWebsocketConsumer):
         return after >= last or runstore.frames_after(self.run_id, after) not in (None, [])
 
     async def _refuse(self, code: int, error: str, message: str) -> None:
-        await self.accept()
+        with contextlib.suppress(Exception):  # already accepted when Redis failed half way
+            await self.accept()
         await self.send(text_data=frames.dumps(frames.error_message(message, error)))
         await self.close(code=code)
 
@@ -239,7 +249,9 @@ class RunConsumer(AsyncWebsocketConsumer):
         await self._send_snapshot()
 
     async def run_feed_lost(self, message: dict) -> None:
-        await self.close(code=CLOSE_TRY_AGAIN)  # the page reconnects with ?after=
+        # Say why before closing, so a page shows "reconnecting" rather than a frozen cluster.
+        await self.send(text_data=frames.dumps(frames.error_message(UNAVAILABLE, "live-service-unavailable")))
+        await self.close(code=CLOSE_TRY_AGAIN)
 
     # -- what a viewer may send -------------------------------------------------------
 

@@ -10,6 +10,7 @@ scenario + seed + commands reproduces the run exactly.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -17,8 +18,9 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 
+import redis
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from heartbeat_site.live import detail, frames, runstore
@@ -44,6 +46,9 @@ ROOM_SHARE = 0.6  # a limited run speeds up again while its driver is busy less 
 # and started: a burst of ~90 events per node) ahead of the clock, as fast as the worker can,
 # and go live once it is over, at a steady state.
 PREPARE_NODES = 500
+OUTAGE_FIRST_RETRY = 0.2  # seconds before the first retry when Redis or the database is away
+OUTAGE_MAX_RETRY = 1.0  # retries back off up to this (well inside a watchdog's patience)
+REPUBLISH_BATCH = 1000  # events per Redis call when a restarted Redis gets them back
 DETAIL_SECONDS = 60.0  # how long frames carry a node's details after a viewer asked for them
 MAX_WATCHED = 64  # nodes whose details frames carry at once
 NICE_SPEEDS = (0.1, 0.2, 0.25, 0.5, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100)
@@ -90,13 +95,19 @@ class RunDriver:
         self.publisher = Publisher()
         try:
             return self._drive()
+        except (redis.RedisError, OSError, DatabaseError) as exc:
+            # Redis or the database went away while the run was being set up: not the run's
+            # fault. Its lease lapses and a watchdog dispatches it again once they are back.
+            log.warning("run %s: could not start driving (%s: %s); it will be dispatched again", self.run_id, type(exc).__name__, exc)
+            return "dependency-unavailable"
         except Exception as exc:
             log.exception("driver for run %s failed", self.run_id)
             self._fail(f"{type(exc).__name__}: {exc}")
             return "failed"
         finally:
             self.keeper.stop()
-            self.lease.release()
+            with contextlib.suppress(redis.RedisError, OSError):
+                self.lease.release()
             self.publisher.close()
             close_old_connections()
 
@@ -126,6 +137,10 @@ class RunDriver:
         self.pace = 1.0  # virtual seconds simulated per wall second, as last measured
         self.prepared: deque = deque(maxlen=settings.HEARTBEAT["EVENT_LOG_SIZE"])
         self.node_level = detail.is_node_level(run.node_count)
+        # what a restarted Redis lost, kept to be put back (``_republish``)
+        self.recent_events: deque[tuple[int, str]] = deque(maxlen=settings.HEARTBEAT["EVENT_LOG_SIZE"])
+        self.recent_frames: deque[tuple[int, int, str]] = deque(maxlen=runstore.FRAMES_KEPT)
+        self.commands_due = False  # pending commands to take although no notification came
         self.watched: dict[str, float] = {}  # node -> until when frames carry its details
         Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, started_at=run.started_at or timezone.now())
         if not self.lease.publish([], self._state()):
@@ -143,40 +158,104 @@ class RunDriver:
 
     def _loop(self) -> str:
         now = self.mono()
-        next_tick = now + self.interval
+        self.next_tick = now + self.interval
         self.last_sent = self.last_db_save = self.last_idle_check = self.last_snapshot = now
         self.last_activity = now
         self._start_window(now)
         while True:
-            if self.stop.is_set():
-                self._flush()
-                self._save_position()
-                return "worker-stopping"
-            if self.keeper.lost.is_set():
-                log.warning("run %s: lease lost, another worker drives it now", self.run_id)
-                return "lease-lost"
-            if runstore.wait_inbox(self.run_id, next_tick - self.mono()) and self._take_commands():
-                # Show a trainer's fault now, in its own frame, and start the next slice from
-                # it: waiting for the slice (up to 0.1-0.25 s) was most of a command's latency.
-                # Faults come one per acked POST, so this adds a frame per command, no more.
-                next_tick = self.mono()
-            now = self.mono()
-            if now < next_tick:
-                continue
-            next_tick = next_tick + self.interval if next_tick + self.interval > now else now + self.interval
-            self._advance_slice(now)
-            if self.clock.preparing:
-                self._housekeeping(now)
-                continue
-            if not self._flush():
-                log.warning("run %s: lease lost, another worker drives it now", self.run_id)
-                return "lease-lost"
-            self.window_busy += self.mono() - now
-            if self.node_level:
-                self._answer_asks()
-            outcome = self._housekeeping(now)
+            try:
+                outcome = self._slice()
+            except (redis.RedisError, OSError) as exc:  # OSError: the channel layer's socket
+                outcome = self._ride_out_redis_outage(exc)
+            except DatabaseError as exc:
+                outcome = self._ride_out_database_outage(exc)
             if outcome:
                 return outcome
+
+    def _slice(self) -> str | None:
+        """Wait for the next slice (or a command), simulate it and publish it."""
+        if self.stop.is_set():
+            self._flush()
+            self._save_position()
+            return "worker-stopping"
+        if self.keeper.lost.is_set():
+            log.warning("run %s: lease lost, another worker drives it now", self.run_id)
+            return "lease-lost"
+        woken = runstore.wait_inbox(self.run_id, self.next_tick - self.mono())
+        if (woken or self.commands_due) and self._take_commands():
+            # Show a trainer's fault now, in its own frame, and start the next slice from
+            # it: waiting for the slice (up to 0.1-0.25 s) was most of a command's latency.
+            # Faults come one per acked POST, so this adds a frame per command, no more.
+            self.next_tick = self.mono()
+        now = self.mono()
+        if now < self.next_tick:
+            return None
+        self.next_tick = self.next_tick + self.interval if self.next_tick + self.interval > now else now + self.interval
+        self._advance_slice(now)
+        if self.clock.preparing:
+            return self._housekeeping(now)
+        if not self._flush():
+            log.warning("run %s: lease lost, another worker drives it now", self.run_id)
+            return "lease-lost"
+        self.window_busy += self.mono() - now
+        if self.node_level:
+            self._answer_asks()
+        return self._housekeeping(now)
+
+    # -- outages of the services around the run -------------------------------------------
+
+    def _ride_out_redis_outage(self, exc: Exception) -> str | None:
+        """Redis is away: keep the simulation, retry with backoff, then take the run up again.
+
+        Nothing is published meanwhile and virtual time waits (the clock is moved to where the
+        simulation is), so viewers miss nothing. When Redis answers again the driver takes its
+        lease back (unless another worker holds the run: then it yields) and puts back what a
+        restarted, empty Redis lost: the run's state, its recent events (so that viewers resume
+        with ``?after=`` without a gap), kept frames and a snapshot.
+        """
+        log.warning("run %s: Redis unreachable (%s: %s); the run waits for it", self.run_id, type(exc).__name__, exc)
+        delay = OUTAGE_FIRST_RETRY
+        while not self.stop.wait(delay):
+            delay = min(2 * delay, OUTAGE_MAX_RETRY)
+            try:
+                if not self.lease.reclaim():
+                    log.warning("run %s: another worker took the run during the outage", self.run_id)
+                    return "owned-elsewhere"
+                self._republish()
+            except (redis.RedisError, OSError):
+                continue
+            self.clock.jump_to(self.sim.now)
+            self.next_tick = self.mono()
+            self._start_window(self.mono())
+            log.info("run %s: Redis is back; the run goes on from t=%.1f s", self.run_id, self.sim.now)
+            return None
+        return "worker-stopping"
+
+    def _republish(self) -> None:
+        """What viewers need from Redis, again: state, recent events and frames, a snapshot."""
+        runstore.mark_active(self.run_id)
+        recent = list(self.recent_events)
+        for i in range(0, len(recent), REPUBLISH_BATCH):
+            if not self.lease.publish(recent[i : i + REPUBLISH_BATCH], {}):
+                raise redis.RedisError("the lease was lost while republishing")
+        for first, last, text in list(self.recent_frames):
+            self.lease.store_frame(first, last, text)
+        if not self.lease.publish([], self._state()):
+            raise redis.RedisError("the lease was lost while republishing")
+        self._store_snapshot()
+        self._send_clock()
+
+    def _ride_out_database_outage(self, exc: Exception) -> str | None:
+        """The database is away: the run goes on; what needed it is tried again later.
+
+        Pending commands are taken at the next slice (``commands_due``), the position is saved
+        at the next DB_SAVE_SECONDS, and the end of the run is recorded at the next slice.
+        """
+        log.warning("run %s: database unreachable (%s: %s); retrying", self.run_id, type(exc).__name__, exc)
+        connection.close()  # a fresh connection at the next query
+        self.commands_due = True
+        self.stop.wait(OUTAGE_FIRST_RETRY)
+        return None
 
     def _housekeeping(self, now: float) -> str | None:
         if self.sim.now >= self.duration:
@@ -318,7 +397,8 @@ class RunDriver:
         Returns True when a fault was scheduled (its event is due in the next slice)."""
         faults = controls = False
         self._advance(self.clock.now())
-        pending = Command.objects.filter(run_id=self.run_id, status=CommandStatus.PENDING).order_by("seq")
+        pending = list(Command.objects.filter(run_id=self.run_id, status=CommandStatus.PENDING).order_by("seq"))
+        self.commands_due = False
         for command in pending:
             at = self.sim.now
             claimed = Command.objects.filter(pk=command.pk, status=CommandStatus.PENDING).update(
@@ -365,27 +445,34 @@ class RunDriver:
     def _clock(self) -> dict:
         return self.clock.as_dict(self.sim.now)
 
-    def _state(self, status: str = RunStatus.RUNNING) -> dict:
+    def _state(self, status: str = RunStatus.RUNNING, last_seq: int | None = None) -> dict:
         return {
             "t": repr(self.sim.now),
-            "last_seq": self.published_seq,
+            "last_seq": self.published_seq if last_seq is None else last_seq,
             "speed": self.clock.speed,
             "paused": int(self.clock.paused),
             "status": status,
         }
 
     def _flush(self) -> bool:
-        """Publish buffered events (log first, then the frame). False if the lease is gone."""
+        """Publish buffered events (log first, then the frame). False if the lease is gone.
+
+        The events count as published only once the log has them: if Redis fails half way
+        they stay buffered and go out after the outage (``_ride_out_redis_outage``).
+        """
         events = [event for event in self.buffer if event["seq"] > self.published_seq]
-        self.buffer.clear()
-        if events:
-            self.published_seq = events[-1]["seq"]
-        if not self.lease.publish(runstore.encode_events(events), self._state()):
+        encoded = runstore.encode_events(events)
+        last = events[-1]["seq"] if events else self.published_seq
+        if not self.lease.publish(encoded, self._state(last_seq=last)):
             return False
+        self.buffer.clear()
+        self.published_seq = last
+        self.recent_events.extend(encoded)
         if events:
-            first, last = events[0]["seq"], events[-1]["seq"]
+            first = events[0]["seq"]
             if self.node_level:
                 text = frames.dumps(detail.node_frame(events, self._clock(), self.sim, self._watched(), frames.wall_ms()))
+                self.recent_frames.append((first, last, text))
                 if not self.lease.store_frame(first, last, text):
                     return False
             else:

@@ -15,10 +15,12 @@ process every ``VIEWER_REFRESH_SECONDS`` instead of one thread hop per viewer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import weakref
 
+import redis
 from channels.layers import get_channel_layer
 
 from heartbeat_site.live import runstore
@@ -26,6 +28,7 @@ from heartbeat_site.live import runstore
 log = logging.getLogger(__name__)
 
 VIEWER_REFRESH_SECONDS = 30.0  # well inside runstore.VIEWER_STALE_SECONDS
+SILENCE_CHECK_SECONDS = 2.0  # a feed silent this long checks that Redis answers
 FEED_LOST = {"type": "run.feed.lost"}  # what viewers get if the subscription itself fails
 
 Inbox = asyncio.Queue
@@ -37,9 +40,10 @@ class RunFeed:
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
         self.inboxes: dict[str, Inbox] = {}  # viewer id -> that viewer's inbox
-        self.last_refresh = time.monotonic()
+        self.last_refresh = self.last_message = time.monotonic()
         self.subscribed = asyncio.get_running_loop().create_future()
         self.task = asyncio.create_task(self._pump(), name=f"feed {run_id}")
+        self.watch = asyncio.create_task(self._watch(), name=f"feed watch {run_id}")
 
     async def _pump(self) -> None:
         layer = get_channel_layer()
@@ -51,18 +55,42 @@ class RunFeed:
             try:
                 while True:
                     message = await layer.receive(channel)
+                    self.last_message = time.monotonic()
                     for inbox in self.inboxes.values():
                         inbox.put_nowait(message)
                     self._refresh_registrations()
             finally:
-                await asyncio.shield(layer.group_discard(group, channel))
+                with contextlib.suppress(Exception):  # Redis may be what failed
+                    await asyncio.shield(layer.group_discard(group, channel))
         except Exception as exc:  # Redis gone: close the sockets, the pages reconnect with ?after=
-            log.exception("feed for run %s failed", self.run_id)
+            log.warning("feed for run %s failed: %s", self.run_id, exc)
             if not self.subscribed.done():
                 self.subscribed.set_exception(exc)
-            _forget(self)
-            for inbox in self.inboxes.values():
-                inbox.put_nowait(FEED_LOST)
+            self._lost()
+
+    async def _watch(self) -> None:
+        """A running run says something every second; when it falls silent, ask Redis.
+
+        The channel layer does not report a lost Redis: its receive loop logs and retries while
+        the sockets stay open and say nothing. If Redis does not answer, the viewers are told and
+        closed (``FEED_LOST``) so that their pages show it and reconnect with ``?after=``.
+        """
+        while True:
+            await asyncio.sleep(SILENCE_CHECK_SECONDS)
+            if time.monotonic() - self.last_message < SILENCE_CHECK_SECONDS:
+                continue
+            try:
+                await asyncio.wait_for(asyncio.to_thread(runstore.ping), SILENCE_CHECK_SECONDS)
+            except (TimeoutError, redis.RedisError, OSError) as exc:
+                log.warning("feed for run %s: Redis does not answer (%s); viewers reconnect", self.run_id, exc or "timeout")
+                self.task.cancel()
+                self._lost()
+                return
+
+    def _lost(self) -> None:
+        _forget(self)
+        for inbox in self.inboxes.values():
+            inbox.put_nowait(FEED_LOST)
 
     def _refresh_registrations(self) -> None:
         """Riding on the run's messages (frames, or a clock message each quiet second)."""
@@ -105,6 +133,7 @@ async def leave(run_id: str, viewer_id: str) -> None:
     if not feed.inboxes:
         _forget(feed)
         feed.task.cancel()
+        feed.watch.cancel()
         await asyncio.wait([feed.task])  # its group_discard; a cancel of the caller still propagates
 
 

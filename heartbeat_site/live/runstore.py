@@ -109,6 +109,15 @@ redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[3]) + 1))
 return 1
 """
 
+# KEYS: lease. ARGV: token, ttl_ms. 1: held (renewed or taken back after Redis lost it), 0: another holder
+_RECLAIM = """
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if holder then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -130,8 +139,10 @@ class Lease:
     def acquire(self) -> bool:
         return bool(get_redis().set(lease_key(self.run_id), self.token, nx=True, px=self.ttl_ms))
 
-    def renew(self) -> bool:
-        return self.publish([], {})
+    def reclaim(self) -> bool:
+        """Keep the lease, or take it back when nobody holds it (a restarted Redis forgot it,
+        or it lapsed while this process was stopped); False when another driver holds it."""
+        return bool(get_redis().eval(_RECLAIM, 1, lease_key(self.run_id), self.token, self.ttl_ms))
 
     def release(self) -> None:
         get_redis().eval(_RELEASE, 1, lease_key(self.run_id), self.token)
@@ -162,7 +173,8 @@ class LeaseKeeper:
     worker's CPU) is busy, not dead: its lease must not lapse because of how long the
     simulation takes. Only the death of the process (the thread dies with it) or losing the
     lease to another holder ends the ownership. ``lost`` is set once a renewal finds the lease
-    held by someone else. Redis errors are retried at the next tick: the lease's TTL decides.
+    held by someone else; a lease that nobody holds (Redis restarted empty) is taken back.
+    Redis errors are retried at the next tick.
     """
 
     def __init__(self, lease: Lease) -> None:
@@ -182,11 +194,15 @@ class LeaseKeeper:
     def _run(self) -> None:
         while not self._stop.wait(self.lease.ttl / 3):
             try:
-                if not self.lease.renew():
+                if not self.lease.reclaim():
                     self.lost.set()
                     return
             except redis.RedisError as exc:
                 log.warning("run %s: lease renewal failed (%s); retrying", self.lease.run_id, exc)
+
+
+def ping() -> bool:
+    return bool(get_redis().ping())
 
 
 def lease_holder(run_id: str) -> str | None:

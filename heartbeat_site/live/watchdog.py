@@ -28,12 +28,21 @@ def recover_active_runs() -> int:
 
 
 def watch_once() -> list[str]:
-    """Dispatch a driver for every active run without a lease holder; return their ids."""
+    """Dispatch a driver for every active run without a lease holder; return their ids.
+
+    An empty set of active runs may be a Redis that restarted empty: the runs the database
+    says are active are listed again, and dispatched at the next pass if nobody drives them
+    by then (their drivers, if alive, take their leases back within a second or two).
+    """
     from heartbeat_site.live.tasks import drive_run
 
     ttl = settings.HEARTBEAT["LEASE_TTL"]
+    active = runstore.active_runs()
+    if not active:
+        recover_active_runs()
+        return []
     dispatched = []
-    for run_id in sorted(runstore.active_runs()):
+    for run_id in sorted(active):
         if runstore.lease_holder(run_id) is None and runstore.claim_takeover(run_id, ttl):
             drive_run.delay(run_id)
             dispatched.append(run_id)

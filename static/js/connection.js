@@ -7,6 +7,7 @@ const LARGE = 100_000; // characters: a message this long is parsed by the worke
 // A message over the server's 1 MiB limit arrives as parts: {"type": "part", "message": id,
 // "part": i, "parts": n, "data": "<a slice of its JSON text>"} (docs/websocket-protocol.md).
 const PART_PREFIX = '{"type":"part",';
+const TRY_AGAIN = 4503; // close code: reconnect with ?after= (docs/websocket-protocol.md)
 
 export class RunConnection {
   constructor(path, { onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, onDetail, lastSeq }) {
@@ -52,8 +53,9 @@ export class RunConnection {
     });
     ws.addEventListener("close", (e) => {
       if (this.ws !== ws || this.closed) return;
-      // 4xxx: the server will not take us back (unknown run, refused origin): stop trying.
-      if (e.code >= 4000 && e.code < 5000) {
+      // 4xxx: the server will not take us back (unknown run, refused origin): stop trying;
+      // except 4503, the live service lost Redis for a moment: try again.
+      if (e.code >= 4000 && e.code < 5000 && e.code !== TRY_AGAIN) {
         this.setState("gone", e.reason);
         return;
       }

@@ -292,11 +292,14 @@ async def test_the_feed_keeps_viewers_registered_while_only_frames_flow(run_id, 
 
 
 async def test_viewers_are_closed_to_reconnect_when_the_feed_fails(run_id):
-    """A message the run's feed cannot read ends the feed: its viewers are closed with 1011
-    (pages reconnect with ?after=) rather than left waiting on a feed that is gone."""
+    """A message the run's feed cannot read ends the feed: its viewers are told, then closed
+    with 4503 (pages reconnect with ?after=) rather than left waiting on a feed that is gone.
+    (Daphne sends only 1000 and 3000-4999 as close codes.)"""
     FakeDriver(run_id).snapshot(0)
     ws, _ = await connect(f"/ws/runs/{run_id}/")
     await receive(ws, "snapshot")
     get_redis().publish(group_channel(run_id), b"\xc1")  # not msgpack
-    assert await ws.receive_output(timeout=3) == {"type": "websocket.close", "code": 1011}
+    told = await receive(ws, "error")
+    assert told["error"] == "live-service-unavailable" and "reconnect" in told["message"]
+    assert await ws.receive_output(timeout=3) == {"type": "websocket.close", "code": 4503}
     assert group_subscribers(run_id) == 0

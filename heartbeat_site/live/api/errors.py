@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import redis
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 
@@ -33,6 +35,8 @@ def error_response(status: int, code: str, message: str, **extra: Any) -> JsonRe
     response = JsonResponse({"error": code, "message": message, **extra}, status=status)
     if status == 405 and "allowed" in extra:
         response["Allow"] = ", ".join(extra["allowed"])
+    if "retry_after" in extra:
+        response["Retry-After"] = str(extra["retry_after"])
     return response
 
 
@@ -54,8 +58,26 @@ class JsonErrorsForApiMiddleware:
             return None
         if isinstance(exception, ApiError):
             return exception.response()
+        unavailable = dependency_unavailable(exception)
+        if unavailable is not None:
+            log.warning("%s %s: %s", request.method, request.path, unavailable.message)
+            return unavailable.response()
         log.exception("unexpected error on %s %s", request.method, request.path)
         return error_response(500, "internal", f"unexpected server error: {type(exception).__name__}")
+
+
+RETRY_AFTER_SECONDS = 5
+
+
+def dependency_unavailable(exception: BaseException) -> ApiError | None:
+    """A 503 naming what is down when ``exception`` says Redis or the database is away."""
+    if isinstance(exception, redis.RedisError | ConnectionError):
+        return ApiError(503, "redis-unavailable", f"Redis cannot be reached ({type(exception).__name__}); nothing was changed, retry shortly",
+                        retry_after=RETRY_AFTER_SECONDS)
+    if isinstance(exception, OperationalError | InterfaceError):
+        return ApiError(503, "database-unavailable", f"the database cannot be reached ({type(exception).__name__}); nothing was changed, retry shortly",
+                        retry_after=RETRY_AFTER_SECONDS)
+    return None
 
 
 def not_found_handler(request: HttpRequest, exception: Exception) -> HttpResponse:

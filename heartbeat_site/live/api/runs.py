@@ -16,7 +16,7 @@ from heartbeat_site.live.api.scenarios import parse_document
 from heartbeat_site.live.caps import check_run_caps, check_worker_capacity, client_key
 from heartbeat_site.live.catalogue import find_document
 from heartbeat_site.live.clock import MAX_SPEED, MIN_SPEED
-from heartbeat_site.live.models import Run, RunStatus
+from heartbeat_site.live.models import Run
 from heartbeat_site.live.tokens import hash_token, new_token
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def create(request: HttpRequest) -> JsonResponse:
     paused = bool_field(body, "paused", False)
     client = client_key(request)
     check_run_caps(client)
-    check_worker_capacity(scenario.node_count)
+    check_worker_capacity(scenario.node_count)  # also fails (503) before anything is written if Redis is away
 
     token = new_token()
     run = Run.objects.create(
@@ -88,8 +88,9 @@ def start_driver(run: Run) -> None:
         drive_run.delay(run.id)
     except (redis.RedisError, OSError) as exc:
         log.error("cannot start run %s: %s", run.id, exc)
-        Run.objects.filter(pk=run.pk).update(status=RunStatus.FAILED, end_reason="Redis unreachable at creation")
-        raise ApiError(503, "live-service-unavailable", f"cannot reach Redis/Celery to start the run: {exc}") from None
+        Run.objects.filter(pk=run.pk).delete()  # nothing left behind: the client retries
+        raise ApiError(503, "redis-unavailable", f"cannot reach Redis to start the run: {exc}; nothing was created, retry shortly",
+                       retry_after=5) from None
 
 
 def run_body(request: HttpRequest, run: Run) -> dict:
