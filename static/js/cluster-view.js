@@ -2,28 +2,27 @@
 // status post, conditions, taint chips) and each node's pods (Ready, Terminating, eviction
 // countdowns).
 //
-// Up to COMPACT_FROM nodes every node is a full card, in the page's flow. From there on (a class
-// of 100 nodes) the view is a virtual list: each node is a one-line row (name, STATUS, Lease bar,
-// one square per pod; a second line for chips when it has any), only the focused node keeps a
-// full card, and only the rows in (or near) the panel's viewport exist in the DOM. Row heights
-// are known from the data, so positions are computed, never measured.
+// Up to COMPACT_FROM nodes every node is a full card, in the page's flow. From there on the view
+// is a virtual list: each node is a one-line row (name, STATUS, Lease bar, one square per pod; a
+// second line for chips when it has any), only the focused node keeps a full card, and only the
+// rows in (or near) the panel's viewport exist in the DOM. Row heights are known from the data,
+// so positions are computed, never measured. Above OVERVIEW_ABOVE nodes (a large cluster, up to
+// 5,000) it is the overview (cluster-overview.js): one small cell per node, and under it the
+// focused node's full card, the only node whose pods it reads.
 //
 // Cost per frame: a card is rebuilt only when its objects changed (a signature per card); the
 // bars and texts that move with time are written only when what they show changes, and only for
 // cards on screen: a card scrolled away costs nothing until it comes back.
-import { barSize, setText as writeText } from "./dom.js";
+import { ClusterOverview } from "./cluster-overview.js";
+import { barSize, el, setText as writeText } from "./dom.js";
 import { condition, isTerminating, nameOf, naturalCompare, nodeStatus, podReady, readyOf, taintString, taintsOf, zoneOf } from "./k8s.js";
+import { leaseAge, leaseLevel, wholeLeaseAge } from "./lease-age.js";
 import { countdownAt, formatCountdown } from "./time.js";
-
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
+import { fillZoneHead } from "./zone-head.js";
 
 const PRESSURE = ["MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"];
 export const COMPACT_FROM = 25;
+export const OVERVIEW_ABOVE = 50;
 // A full card's bars move by about a pixel at a time; a row's Lease bar moves once a second,
 // with the age printed in it (a step of 2 % of the grace period, 2-3 px at its width).
 const CARD_STEPS = 300;
@@ -61,8 +60,10 @@ export class ClusterView {
     this.focus = null;
     this.selectedPod = null;
     this.compact = false;
+    this.overview = null; // the ClusterOverview, made when a run first has more than OVERVIEW_ABOVE nodes
+    this.overviewOn = false; // the view is the overview now
     this.cards = new Map(); // node name -> card: {name, node, pods, signature, kind, el?, ...}
-    this.zones = new Map(); // zone -> {el, head, list, signature, nodes}
+    this.zones = new Map(); // zone -> {el, head, list, nodes}
     this.pending = null;
     this.pendingSignature = null;
     this.dirty = new Set(); // nodes whose card may need rebuilding
@@ -140,6 +141,7 @@ export class ClusterView {
   setFocus(node) {
     const before = this.focus;
     this.focus = node;
+    this.overview?.setFocus(node);
     if (this.compact) {
       // The old focus becomes a row again, the new one a full card.
       for (const name of [before, node]) if (name) this.dirty.add(name);
@@ -172,6 +174,9 @@ export class ClusterView {
    */
   render() {
     const nodeCount = this.store.count("nodes");
+    const overview = nodeCount > OVERVIEW_ABOVE;
+    if (overview !== this.overviewOn) this.#switchToOverview(overview);
+    if (overview) return this.#renderOverview();
     if (!this.full && nodeCount === this.cards.size && this.compact === nodeCount >= COMPACT_FROM) {
       for (const name of this.dirty) {
         if (name === "") continue;
@@ -204,18 +209,58 @@ export class ClusterView {
     return true;
   }
 
+  /** Switching modes: the view starts empty. */
+  #clear() {
+    for (const card of this.cards.values()) this.#unmount(card);
+    this.cards.clear();
+    for (const section of this.zones.values()) section.el.remove();
+    this.zones.clear();
+    this.mounted.clear();
+    this.vlist.replaceChildren();
+  }
+
+  /** Into the overview (a large cluster) or out of it, back to cards or rows. */
+  #switchToOverview(on) {
+    this.#clear();
+    this.overviewOn = on;
+    this.full = true;
+    this.compact = false;
+    this.root.classList.remove("compact");
+    this.root.classList.toggle("overview-mode", on);
+    if (on) {
+      this.overview ??= new ClusterOverview({ t: this.t, store: this.store, controllers: this.controllers, clock: this.clock });
+      this.overview.setFocus(this.focus);
+      this.root.replaceChildren(this.overview.el);
+    } else {
+      this.overview.clear();
+      this.overview.el.remove();
+    }
+  }
+
+  /** The overview's pass: its cells, then the focused node's card under them. */
+  #renderOverview() {
+    const full = this.full;
+    this.full = false;
+    const touched = this.dirty;
+    this.dirty = new Set();
+    const rebuilt = this.overview.render({ full, touched });
+    // The focused card's signature tells whether it changed (its Node may also be replaced by the
+    // node's details, which arrive without an event).
+    const node = this.focus ? this.store.node(this.focus) : null;
+    for (const [name, card] of this.cards) {
+      if (name === this.focus && node) continue;
+      this.#unmount(card);
+      this.cards.delete(name);
+    }
+    this.overview.showCard(node ? this.#card(node, this.store.podsOn(this.focus)).el : null);
+    this.tick(touched);
+    return rebuilt;
+  }
+
   #renderAll() {
     const nodes = this.store.list("nodes").sort((a, b) => naturalCompare(nameOf(a), nameOf(b)));
     const compact = nodes.length >= COMPACT_FROM;
-    if (compact !== this.compact) {
-      // Switching modes: start from an empty view.
-      for (const card of this.cards.values()) this.#unmount(card);
-      this.cards.clear();
-      for (const section of this.zones.values()) section.el.remove();
-      this.zones.clear();
-      this.mounted.clear();
-      this.vlist.replaceChildren();
-    }
+    if (compact !== this.compact) this.#clear();
     this.compact = compact;
     this.root.classList.toggle("compact", compact);
     const byZone = new Map();
@@ -298,6 +343,7 @@ export class ClusterView {
 
   /** Puts more of the rows a rebuild left out (MOUNT_STEP) into the list; true if there were any. */
   mountRest() {
+    if (this.overviewOn) return this.overview.mountRest();
     if (!this.mountPending) return false;
     this.#mount(MOUNT_STEP);
     return true;
@@ -370,7 +416,7 @@ export class ClusterView {
       head.dataset.zone = zone;
       const list = el("div", "zone-nodes");
       sectionEl.append(head, list);
-      this.zones.set(zone, { el: sectionEl, head, list, signature: "", nodes: [] });
+      this.zones.set(zone, { el: sectionEl, head, list, nodes: [] });
     }
     const section = this.zones.get(zone);
     // In the virtual list the header is an item of its own; in the flow it heads its section.
@@ -384,36 +430,12 @@ export class ClusterView {
   }
 
   #zoneHead(section, zone) {
-    const z = this.controllers.zones[zone] ?? {};
     let ready = 0;
     for (const name of section.nodes) if (readyOf(this.store.node(name)) === "True") ready++;
-    const signature = JSON.stringify([this.compact, zone, z.state, z.rate, z.tokens, z.queue, ready, section.nodes.length]);
-    if (signature === section.signature) return;
-    section.signature = signature;
-    const name = el("span", "zone-name", zone || this.t("cluster.no-zone"));
-    name.translate = false;
-    const state = el("span", `zone-state state-${z.state ?? "Initial"}`, this.t(`zone-state.${z.state ?? "Initial"}`));
-    state.dataset.state = z.state ?? "Initial";
-    const main = [name, state];
-    if (section.nodes.length) {
-      main.push(el("span", `zone-count${ready < section.nodes.length ? " degraded" : ""}`,
-        this.t("cluster.zone-ready", { ready, total: section.nodes.length })));
-    }
-    const limiter = [];
-    if (z.rate !== undefined) limiter.push(el("span", "zone-rate", this.t("cluster.rate", { rate: z.rate })));
-    if (z.tokens !== undefined) limiter.push(el("span", "zone-tokens", this.t("cluster.tokens", { tokens: Number(z.tokens).toFixed(2) })));
-    if (z.queue?.length) limiter.push(el("span", "zone-queue", this.t("cluster.queue", { nodes: z.queue.join(", ") })));
-    if (this.compact) {
-      // Two fixed lines in the virtual list (its height is known); the queue may be cut short.
-      const line1 = el("div", "zone-line");
-      line1.append(...main);
-      const line2 = el("div", "zone-line");
-      line2.append(...limiter);
-      section.head.title = z.queue?.length ? this.t("cluster.queue", { nodes: z.queue.join(", ") }) : "";
-      section.head.replaceChildren(line1, line2);
-    } else {
-      section.head.replaceChildren(...main, ...limiter);
-    }
+    // In the virtual list: two fixed lines (its height is known); the queue may be cut short.
+    fillZoneHead(section.head, this.t, {
+      zone, z: this.controllers.zones[zone], ready, total: section.nodes.length, layout: this.compact ? "lines" : "flow",
+    });
   }
 
   #pendingSection() {
@@ -619,6 +641,7 @@ export class ClusterView {
       if (!card.visible || !card.el) continue;
       if (all || card.kind === "card" || card.mayEvict || card.shown.evicting || touched.has(card.name)) this.#tickCard(card, now, grace);
     }
+    if (this.overviewOn) this.overview.tick();
   }
 
   #tickCard(card, now, grace) {
@@ -636,13 +659,11 @@ export class ClusterView {
       setText(card.text, this.t("cluster.no-lease"), shown, "text");
       setShare(card.fill, 0, shown);
     } else {
-      const age = Math.max(0, now - card.renew);
-      // Whole seconds are counted from the renewal's second to the clock's: every card's age
-      // then turns in the same pass, once a second, instead of each in a pass of its own.
-      const whole = Math.max(0, second - Math.floor(card.renew));
+      const age = leaseAge(now, card.renew);
+      const whole = wholeLeaseAge(now, card.renew);
       const shownAge = full ? Math.round((age / grace) * CARD_STEPS) * (grace / CARD_STEPS) : whole;
       setShare(card.fill, Math.min(1, shownAge / grace), shown);
-      const level = age >= grace ? "over" : age > grace / 2 ? "warn" : "ok";
+      const level = leaseLevel(age, grace);
       if (shown.level !== level) {
         if (shown.level) card.fill.classList.remove(shown.level);
         card.fill.classList.add(level);

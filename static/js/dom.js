@@ -1,5 +1,13 @@
 // Small DOM writers for texts and bars that change every frame or second.
 
+/** A new element with a class and a text (both optional). */
+export function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
 /**
  * Sets an element's text. An element holding a single text node keeps it and only its data
  * changes, which lays out that text again; replacing the node (textContent) would also remove

@@ -80,6 +80,38 @@ export function naturalCompare(a, b) {
   return NATURAL.compare(String(a), String(b));
 }
 
+const NUMBERED = /^(.*?)(\d+)$/;
+
+/**
+ * Sorts names in place in naturalCompare's order, faster for many names ("node-1" ... "node-5000":
+ * the collator's compare, 60,000 calls for 5,000 names, takes tens of milliseconds): two names
+ * with the same prefix before a trailing number are told apart by the number; any other pair by
+ * naturalCompare.
+ */
+export function naturalSort(names) {
+  const keyed = names.map((name) => {
+    const match = NUMBERED.exec(name);
+    return match ? { name, prefix: match[1], number: Number(match[2]) } : { name, prefix: null, number: null };
+  });
+  // The usual case, one prefix and distinct whole numbers: the numbers sorted in native code.
+  const prefix = keyed[0]?.prefix ?? null;
+  if (prefix !== null && keyed.every((key) => key.prefix === prefix && Number.isSafeInteger(key.number))) {
+    const byNumber = new Map(keyed.map((key) => [key.number, key.name]));
+    if (byNumber.size === keyed.length) {
+      Float64Array.from(byNumber.keys()).sort().forEach((number, i) => {
+        names[i] = byNumber.get(number);
+      });
+      return names;
+    }
+  }
+  const numbered = (a, b) => a.prefix !== null && a.prefix === b.prefix && a.number !== b.number;
+  keyed.sort((a, b) => (numbered(a, b) ? a.number - b.number : naturalCompare(a.name, b.name)));
+  keyed.forEach((key, i) => {
+    names[i] = key.name;
+  });
+  return names;
+}
+
 /** ToleratesTaint (HELP): effect, key and operator matching as the scheduler and TEC do. */
 export function tolerates(toleration, taint) {
   if (toleration.effect && toleration.effect !== taint.effect) return false;

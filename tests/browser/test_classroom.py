@@ -319,12 +319,13 @@ ROWS_JS = """() => {
 
 
 def test_a_large_cluster_is_drawn_a_few_rows_per_task(browser, stack, artifacts, offsite):
-    """60 nodes: the cluster view's compact list. Its rows come a step (12) per frame pass after a
-    snapshot, so the page's opening has no long task of them; all of them arrive. A theme change
-    while the run is paused is drawn too (in a frame pass the page asks for)."""
+    """50 nodes: the cluster view's compact list (more would make it the overview). Its rows come
+    a step (12) per frame pass after a snapshot, so the page's opening has no long task of them;
+    all of them arrive. A theme change while the run is paused is drawn too (in a frame pass the
+    page asks for)."""
     document = classroom_document("browser-large")
-    document["cluster"]["zones"] = [{"name": "zone-a", "nodes": 30}, {"name": "zone-b", "nodes": 30}]
-    document["cluster"]["workloads"] = [{"name": "web", "replicas": 60}]
+    document["cluster"]["zones"] = [{"name": "zone-a", "nodes": 25}, {"name": "zone-b", "nodes": 25}]
+    document["cluster"]["workloads"] = [{"name": "web", "replicas": 50}]
     run = create_run(stack, speed=1, document=document)
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
     offsite.watch(context)

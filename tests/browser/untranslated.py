@@ -43,12 +43,14 @@ def english_words(text: str) -> list[str]:
     return found
 
 
-# Collects visible text and labelling attributes outside translate="no" / lang="en" elements.
+# Collects visible text and labelling attributes outside translate="no" / lang="en" elements, in
+# the whole page or (given a selector) in one part of it.
 COLLECT_JS = """
-() => {
+(selector) => {
   const out = [];
+  const root = selector ? document.querySelector(selector) : document.body;
   const skip = (el) => el.closest('[translate="no"], [lang="en"], [data-source="scenario"], script, style, code, pre, noscript');
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   while (walker.nextNode()) {
     const node = walker.currentNode;
     const el = node.parentElement;
@@ -58,7 +60,7 @@ COLLECT_JS = """
     if (el.closest('[hidden]') && !el.closest('[data-panel]')) continue;
     out.push(text);
   }
-  for (const el of document.querySelectorAll('[title], [aria-label], [placeholder]')) {
+  for (const el of root.querySelectorAll('[title], [aria-label], [placeholder]')) {
     if (skip(el)) continue;
     for (const attr of ['title', 'aria-label', 'placeholder']) {
       const v = el.getAttribute(attr);
