@@ -13,13 +13,13 @@
 // that no pass of the page is a long task, large amounts of work come a step per pass: the
 // cells of a rebuild (BUILD_STEP), the touched cells (UPDATE_STEP), and the cells' labels
 // (LABEL_STEP, after their colours).
-import { el } from "./dom.js";
+import { el, setText } from "./dom.js";
 import { nameOf, naturalCompare, naturalSort, zoneOf } from "./k8s.js";
 import { leaseAge, leaseStep, wholeLeaseAge } from "./lease-age.js";
 import { cellLabel, cellState } from "./node-cell.js";
 import { fillZoneHead } from "./zone-head.js";
 
-export const AGE_STEPS = 3;
+const AGE_STEPS = 3;
 const LEASE_NAMESPACE = "kube-node-lease";
 const ATTRIBUTES = [["status", "data-status"], ["taint", "data-taint"], ["age", "data-age"]]; // what styles a cell
 const BUILD_STEP = 300;
@@ -50,7 +50,7 @@ export class ClusterOverview {
     this.zonesBox = el("div", "ov-zones");
     this.focusBox = el("div", "ov-focus");
     this.el.append(this.#legend(), this.zonesBox, this.focusBox);
-    this.cells = new Map(); // node name -> {name, section, index, pos, node, status, ready, taint, renew, age, el, shown}
+    this.cells = new Map(); // node name -> {name, section, index, pos, node, status, ready, taint, renew, age, el, shown, ...}
     this.sections = []; // zones in name order: {zone, el, head, grid, cells, ready}
     this.order = []; // every cell, zone by zone, in natural name order
     this.built = 0; // cells of `order` that have their element (see mountRest)
@@ -100,7 +100,7 @@ export class ClusterOverview {
     for (const name of touched) if (name !== "") this.touched.add(name);
     if (full || this.#nodeSetChanged(touched)) {
       this.touched.clear();
-      if (this.#sameNodes()) this.#updateAll(now, grace);
+      if (this.#sameNodes()) this.#updateAll(now, grace); // a resync: in one pass, as rare as snapshots
       else {
         this.#rebuild();
         rebuilt = true;
@@ -109,7 +109,7 @@ export class ClusterOverview {
     this.#heads();
     const waiting = this.store.podCounts("").total;
     setHidden(this.pending, !waiting);
-    if (waiting) this.pending.textContent = this.t("overview.pending", { n: waiting });
+    if (waiting) setText(this.pending, this.t("overview.pending", { n: waiting }));
     return rebuilt;
   }
 

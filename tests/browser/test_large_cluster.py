@@ -31,6 +31,28 @@ ZONES_JS = """() => [...document.querySelectorAll('#cluster .ov-zone')].map((zon
 }))"""
 
 
+HARNESS = Path(__file__).with_name("overview_harness.html")
+FIVE_THOUSAND = {"zone-a": 1667, "zone-b": 1667, "zone-c": 1666}
+# From the page's start: the animation frames over 50 ms, with what the view's frame passes
+# (requestAnimationFrame callbacks) and the rendering after them (style, layout, paint) took in
+# each; and the nodes whose cells had an attribute written.
+OBSERVE_JS = """() => {
+    window.longFrames = [];
+    new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) {
+            const passes = e.scripts.filter((s) => s.invoker === 'FrameRequestCallback');
+            window.longFrames.push({ start: e.startTime, ms: e.duration,
+                pass: passes.reduce((sum, s) => sum + s.duration, 0), rendering: e.startTime + e.duration - e.renderStart,
+                scripts: e.scripts.map((s) => `${s.invoker} ${Math.round(s.duration)}`) });
+        }
+    }).observe({ type: 'long-animation-frame', buffered: true });
+    window.changed = new Set();
+    document.addEventListener('DOMContentLoaded', () => new MutationObserver((records) => {
+        for (const r of records) if (r.target.dataset?.node) window.changed.add(r.target.dataset.node);
+    }).observe(document.querySelector('#cluster'), { attributes: true, subtree: true }));
+}"""
+
+
 def shots(page, artifacts, name: str) -> None:
     """The page, and the cluster panel alone at full size (to look at the cells closely)."""
     page.evaluate("document.fonts.ready")
@@ -42,6 +64,68 @@ def start_run(stack) -> dict:
     status, run = http("POST", f"{stack.base}/api/runs", {"scenario": SCENARIO, "speed": 10})
     assert status == 201, run
     return run
+
+
+def pause(stack, run) -> None:
+    """A run a test is done with stops using the worker's CPU (the module's other tests measure)."""
+    status, body = http("POST", f"{stack.base}/api/runs/{run['id']}/commands", {"action": "pause"}, token=run["control_token"])
+    assert status == 202, body
+
+
+def changed_nodes(page) -> set[str]:
+    """The nodes whose cells were written since the last call."""
+    return set(page.evaluate("(() => { const names = [...window.changed]; window.changed.clear(); return names; })()"))
+
+
+def test_5000_nodes_open_in_short_tasks_and_redraw_only_changed_cells(browser, stack, artifacts):
+    """The overview alone (overview_harness.html) on 5,000 nodes in 3 zones, Leases renewed every
+    10 s at 10x: its cells come a few hundred per frame pass; once they are in, no task of the
+    page takes over 50 ms, a steady cluster writes no cell, and a zone outage writes that zone's
+    cells and no other."""
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    page.route(f"{stack.base}/overview-harness", lambda route: route.fulfill(body=HARNESS.read_text(), content_type="text/html"))
+    page.add_init_script(f"({OBSERVE_JS})()")
+    page.goto(f"{stack.base}/overview-harness")
+    page.wait_for_function("window.harness")
+    page.evaluate(f"harness.open({FIVE_THOUSAND})")
+    cells = page.locator("#cluster .ov-cell[data-node]")
+    expect(cells).to_have_count(5000, timeout=30_000)
+    page.wait_for_function("harness.view.overview.touched.size === 0")  # the renewals of the opening's passes
+    opened = page.evaluate("performance.now()")
+    zone_b = '#cluster .ov-zone[data-zone="zone-b"]'
+    zone_b_nodes = set(page.locator(f"{zone_b} .ov-cell").evaluate_all("cs => cs.map(c => c.dataset.node)"))
+    assert len(zone_b_nodes) == 1667
+
+    # Steady: 10 virtual seconds of Lease renewals (5,000 writes) change no cell.
+    changed_nodes(page)
+    start = page.evaluate("harness.clock.now()")
+    page.wait_for_function(f"harness.clock.now() > {start + 10}")
+    assert changed_nodes(page) == set()
+
+    # zone-b is cut off: the Lease bars of its cells, and of no other, grow until the grace period ran out.
+    page.evaluate("harness.cutOff('zone-b')")
+    expect(page.locator(f'{zone_b} .ov-cell[data-age="3"]')).to_have_count(1667, timeout=30_000)
+    assert changed_nodes(page) == zone_b_nodes
+    # The controller marks them all Unknown in one pass; the cells are redrawn over a few passes.
+    page.evaluate("harness.markUnknown('zone-b')")
+    expect(page.locator(f'{zone_b} .ov-cell[data-status="NotReady"][data-taint="NoSchedule"]')).to_have_count(1667)
+    expect(page.locator(f"{zone_b} .zone-count")).to_have_attribute("data-ready", "0")
+    expect(page.locator('#cluster .ov-zone[data-zone="zone-a"] .zone-count')).to_have_attribute("data-ready", "1667")
+    assert changed_nodes(page) == zone_b_nodes
+    expect(page.locator(f'{zone_b} .ov-cell[title*="NotReady"]')).to_have_count(1667)  # the labels follow
+    measured = page.evaluate("({ passes: harness.passes, frames: window.longFrames })")
+    shots(page, artifacts, "overview-5000-1920")
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.wait_for_function("document.querySelector('#cluster .ov-cell[data-node]').offsetWidth <= 7")
+    shots(page, artifacts, "overview-5000-1366")
+
+    # The opening came a step at a time; after it no frame pass, with its rendering, took 50 ms
+    # (the test's own queries and the harness's writes run in tasks of their own, not counted).
+    steps = [b["cells"] - a["cells"] for a, b in itertools.pairwise(measured["passes"])]
+    assert max(steps) <= 500, steps
+    assert sum(1 for p in measured["passes"] if p["cells"] < 5000) >= 10, measured["passes"][:20]
+    late = [f for f in measured["frames"] if f["start"] > opened and f["pass"] and f["pass"] + f["rendering"] > 50]
+    assert late == [], (late, sorted(p["ms"] for p in measured["passes"])[-5:])
 
 
 def test_zone_outage_spreads_across_the_overview(browser, stack, artifacts, offsite):
@@ -134,6 +218,7 @@ def test_zone_outage_spreads_across_the_overview(browser, stack, artifacts, offs
         assert page.errors == [], page.errors
         assert page.console_errors == [], page.console_errors
     assert offsite.offsite == []
+    pause(stack, run)
 
 
 def test_overview_in_chinese_and_on_the_projector(browser, stack, artifacts, offsite):
@@ -153,82 +238,6 @@ def test_overview_in_chinese_and_on_the_projector(browser, stack, artifacts, off
     shots(page, artifacts, "overview-outage-projector-zh-1366")
     assert page.errors == [], page.errors
     assert offsite.offsite == []
+    pause(stack, run)
 
 
-
-HARNESS = Path(__file__).with_name("overview_harness.html")
-FIVE_THOUSAND = {"zone-a": 1667, "zone-b": 1667, "zone-c": 1666}
-# From the page's start: the animation frames over 50 ms, with what the view's frame passes
-# (requestAnimationFrame callbacks) and the rendering after them (style, layout, paint) took in
-# each; and the nodes whose cells had an attribute written.
-OBSERVE_JS = """() => {
-    window.longFrames = [];
-    new PerformanceObserver((list) => {
-        for (const e of list.getEntries()) {
-            const passes = e.scripts.filter((s) => s.invoker === 'FrameRequestCallback');
-            window.longFrames.push({ start: e.startTime, ms: e.duration,
-                pass: passes.reduce((sum, s) => sum + s.duration, 0), rendering: e.startTime + e.duration - e.renderStart,
-                scripts: e.scripts.map((s) => `${s.invoker} ${Math.round(s.duration)}`) });
-        }
-    }).observe({ type: 'long-animation-frame', buffered: true });
-    window.changed = new Set();
-    document.addEventListener('DOMContentLoaded', () => new MutationObserver((records) => {
-        for (const r of records) if (r.target.dataset?.node) window.changed.add(r.target.dataset.node);
-    }).observe(document.querySelector('#cluster'), { attributes: true, subtree: true }));
-}"""
-
-
-def changed_nodes(page) -> set[str]:
-    """The nodes whose cells were written since the last call."""
-    return set(page.evaluate("(() => { const names = [...window.changed]; window.changed.clear(); return names; })()"))
-
-
-def test_5000_nodes_open_in_short_tasks_and_redraw_only_changed_cells(browser, stack, artifacts):
-    """The overview alone (overview_harness.html) on 5,000 nodes in 3 zones, Leases renewed every
-    10 s at 10x: its cells come a few hundred per frame pass; once they are in, no task of the
-    page takes over 50 ms, a steady cluster writes no cell, and a zone outage writes that zone's
-    cells and no other."""
-    page = browser.new_page(viewport={"width": 1920, "height": 1080})
-    page.route(f"{stack.base}/overview-harness", lambda route: route.fulfill(body=HARNESS.read_text(), content_type="text/html"))
-    page.add_init_script(f"({OBSERVE_JS})()")
-    page.goto(f"{stack.base}/overview-harness")
-    page.wait_for_function("window.harness")
-    page.evaluate(f"harness.open({FIVE_THOUSAND})")
-    cells = page.locator("#cluster .ov-cell[data-node]")
-    expect(cells).to_have_count(5000, timeout=30_000)
-    page.wait_for_function("harness.view.overview.touched.size === 0")  # the renewals of the opening's passes
-    opened = page.evaluate("performance.now()")
-    zone_b = '#cluster .ov-zone[data-zone="zone-b"]'
-    zone_b_nodes = set(page.locator(f"{zone_b} .ov-cell").evaluate_all("cs => cs.map(c => c.dataset.node)"))
-    assert len(zone_b_nodes) == 1667
-
-    # Steady: 10 virtual seconds of Lease renewals (5,000 writes) change no cell.
-    changed_nodes(page)
-    start = page.evaluate("harness.clock.now()")
-    page.wait_for_function(f"harness.clock.now() > {start + 10}")
-    assert changed_nodes(page) == set()
-
-    # zone-b is cut off: the Lease bars of its cells, and of no other, grow until the grace period ran out.
-    page.evaluate("harness.cutOff('zone-b')")
-    expect(page.locator(f'{zone_b} .ov-cell[data-age="3"]')).to_have_count(1667, timeout=30_000)
-    assert changed_nodes(page) == zone_b_nodes
-    # The controller marks them all Unknown in one pass; the cells are redrawn over a few passes.
-    page.evaluate("harness.markUnknown('zone-b')")
-    expect(page.locator(f'{zone_b} .ov-cell[data-status="NotReady"][data-taint="NoSchedule"]')).to_have_count(1667)
-    expect(page.locator(f"{zone_b} .zone-count")).to_have_attribute("data-ready", "0")
-    expect(page.locator('#cluster .ov-zone[data-zone="zone-a"] .zone-count')).to_have_attribute("data-ready", "1667")
-    assert changed_nodes(page) == zone_b_nodes
-    expect(page.locator(f'{zone_b} .ov-cell[title*="NotReady"]')).to_have_count(1667)  # the labels follow
-    measured = page.evaluate("({ passes: harness.passes, frames: window.longFrames })")
-    shots(page, artifacts, "overview-5000-1920")
-    page.set_viewport_size({"width": 1366, "height": 768})
-    page.wait_for_function("document.querySelector('#cluster .ov-cell[data-node]').offsetWidth <= 7")
-    shots(page, artifacts, "overview-5000-1366")
-
-    # The opening came a step at a time; after it no frame pass, with its rendering, took 50 ms
-    # (the test's own queries and the harness's writes run in tasks of their own, not counted).
-    steps = [b["cells"] - a["cells"] for a, b in itertools.pairwise(measured["passes"])]
-    assert max(steps) <= 500, steps
-    assert sum(1 for p in measured["passes"] if p["cells"] < 5000) >= 10, measured["passes"][:20]
-    late = [f for f in measured["frames"] if f["start"] > opened and f["pass"] and f["pass"] + f["rendering"] > 50]
-    assert late == [], (late, sorted(p["ms"] for p in measured["passes"])[-5:])
