@@ -24,7 +24,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from heartbeat_site.live import detail, fanout, frames, runstore
-from heartbeat_site.live.models import Run
+from heartbeat_site.live.models import Run, RunStatus
 from heartbeat_site.live.replay import replay_until
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,7 @@ CLOSE_TRY_AGAIN = 4503
 UNAVAILABLE = "the live service lost its connection to Redis; reconnect with ?after=<last seq> (the page does)"
 MAX_NODE_NAME = 253  # a Kubernetes object name (DNS subdomain)
 DETAIL_WAIT_SECONDS = 5.0
+ENDED_STATUSES = (RunStatus.FINISHED, RunStatus.IDLE, RunStatus.FAILED)
 
 
 class RunConsumer(AsyncWebsocketConsumer):
@@ -137,7 +138,8 @@ class RunConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if not self.registered:
             return  # (the feed is left in __call__, however the consumer ends)
-        await asyncio.to_thread(runstore.remove_viewer, self.run_id, self.viewer_id)
+        with contextlib.suppress(redis.RedisError, OSError):  # Redis away: the entry lapses by itself
+            await asyncio.to_thread(runstore.remove_viewer, self.run_id, self.viewer_id)
 
     # -- what a viewer gets first ---------------------------------------------------------
 
@@ -160,6 +162,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=f"{head[:-1]},{stored[1:]}")
         self.delivered = last_seq
         await self._catch_up(self.delivered, None)
+        await self._status_if_ended(state)
 
     async def _send_resumed(self, after: int) -> None:
         state = await asyncio.to_thread(runstore.read_state, self.run_id)
@@ -173,6 +176,16 @@ class RunConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=frames.dumps(message))
         self.delivered = after
         await self._catch_up(after, None)
+        await self._status_if_ended(state)
+
+    async def _status_if_ended(self, state: dict) -> None:
+        """A viewer who (re)joins an ended run gets its ``status`` after the last events, as
+        the viewers who watched the end did."""
+        if state.get("status") not in ENDED_STATUSES:
+            return
+        reason = await database_sync_to_async(lambda: Run.objects.filter(pk=self.run_id).values_list("end_reason", flat=True).first())()
+        message = frames.status_message(state["status"], reason or "", _clock_from_state(state), self.delivered)
+        await self.send(text_data=frames.dumps(message))
 
     async def _catch_up(self, after: int, upto: int | None) -> None:
         """Send what was published in ``(after, upto]``: frames kept at node level, else events."""

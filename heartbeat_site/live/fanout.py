@@ -1,4 +1,4 @@
-"""One channel-layer subscription per ASGI process and run, shared by that process's viewers.
+"""One Redis subscription per ASGI process and run, shared by that process's viewers.
 
 Channels' default gives every consumer its own channel: one frame for 500 viewers then costs
 500 Redis-side deliveries into 500 queues, 500 msgpack decodes and about 1,000 task wake-ups
@@ -20,8 +20,9 @@ import logging
 import time
 import weakref
 
-import redis
+import redis.asyncio as aioredis
 from channels.layers import get_channel_layer
+from django.conf import settings
 
 from heartbeat_site.live import runstore
 
@@ -40,57 +41,43 @@ class RunFeed:
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
         self.inboxes: dict[str, Inbox] = {}  # viewer id -> that viewer's inbox
-        self.last_refresh = self.last_message = time.monotonic()
+        self.last_refresh = time.monotonic()
         self.subscribed = asyncio.get_running_loop().create_future()
         self.task = asyncio.create_task(self._pump(), name=f"feed {run_id}")
-        self.watch = asyncio.create_task(self._watch(), name=f"feed watch {run_id}")
 
     async def _pump(self) -> None:
+        """Receive the run's group messages on a Redis subscription of the feed's own.
+
+        Its own connection, not the channel layer's shared one: the layer does not report a lost
+        Redis (its receive loop logs and retries while the sockets stay open and say nothing, and
+        after a restart its subscriptions may not come back). Here a broken connection, or a run
+        silent for SILENCE_CHECK_SECONDS (a running run says something every second) whose Redis
+        then does not answer a ping, ends the feed: the viewers are told and closed
+        (``FEED_LOST``) so that their pages show it and reconnect with ``?after=``.
+        """
         layer = get_channel_layer()
-        group = runstore.group_name(self.run_id)
+        client = aioredis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=SILENCE_CHECK_SECONDS)
+        pubsub = client.pubsub(ignore_subscribe_messages=True)
         try:
-            channel = await layer.new_channel(prefix="feed.")
-            await layer.group_add(group, channel)
+            await pubsub.subscribe(runstore.group_channel(self.run_id))
             self.subscribed.set_result(None)
-            try:
-                while True:
-                    message = await layer.receive(channel)
-                    self.last_message = time.monotonic()
-                    for inbox in self.inboxes.values():
-                        inbox.put_nowait(message)
-                    self._refresh_registrations()
-            finally:
-                with contextlib.suppress(Exception):  # Redis may be what failed
-                    await asyncio.shield(layer.group_discard(group, channel))
-        except Exception as exc:  # Redis gone: close the sockets, the pages reconnect with ?after=
-            log.warning("feed for run %s failed: %s", self.run_id, exc)
+            while True:
+                received = await pubsub.get_message(timeout=SILENCE_CHECK_SECONDS)
+                if received is None:
+                    await client.ping()  # silent: is Redis still there?
+                    continue
+                message = layer.deserialize(received["data"])
+                for inbox in self.inboxes.values():
+                    inbox.put_nowait(message)
+                self._refresh_registrations()
+        except Exception as exc:  # Redis gone (or a message we cannot read): the pages reconnect
+            log.warning("feed for run %s ended: %s: %s", self.run_id, type(exc).__name__, exc)
+            await _close(pubsub, client)
             if not self.subscribed.done():
                 self.subscribed.set_exception(exc)
             self._lost()
-
-    async def _watch(self) -> None:
-        """A running run says something every second; when it falls silent, ask Redis.
-
-        The channel layer does not report a lost Redis: its receive loop logs and retries while
-        the sockets stay open and say nothing. If Redis does not answer, the viewers are told and
-        closed (``FEED_LOST``) so that their pages show it and reconnect with ``?after=``.
-        """
-        while True:
-            await asyncio.sleep(SILENCE_CHECK_SECONDS)
-            if time.monotonic() - self.last_message < SILENCE_CHECK_SECONDS:
-                continue
-            try:
-                await asyncio.wait_for(asyncio.to_thread(runstore.ping), SILENCE_CHECK_SECONDS)
-            except (TimeoutError, redis.RedisError, OSError) as exc:
-                log.warning("feed for run %s: Redis does not answer (%s); viewers reconnect", self.run_id, exc or "timeout")
-                self.task.cancel()
-                self._lost()
-                return
-
-    def _lost(self) -> None:
-        _forget(self)
-        for inbox in self.inboxes.values():
-            inbox.put_nowait(FEED_LOST)
+        finally:
+            await _close(pubsub, client)
 
     def _refresh_registrations(self) -> None:
         """Riding on the run's messages (frames, or a clock message each quiet second)."""
@@ -99,6 +86,11 @@ class RunFeed:
             self.last_refresh = now
             task = asyncio.create_task(asyncio.to_thread(runstore.add_viewers, self.run_id, list(self.inboxes)))
             task.add_done_callback(_log_failure)
+
+    def _lost(self) -> None:
+        _forget(self)
+        for inbox in self.inboxes.values():
+            inbox.put_nowait(FEED_LOST)
 
 
 _FEEDS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, RunFeed]] = weakref.WeakKeyDictionary()
@@ -133,8 +125,13 @@ async def leave(run_id: str, viewer_id: str) -> None:
     if not feed.inboxes:
         _forget(feed)
         feed.task.cancel()
-        feed.watch.cancel()
         await asyncio.wait([feed.task])  # its group_discard; a cancel of the caller still propagates
+
+
+async def _close(pubsub: aioredis.client.PubSub, client: aioredis.Redis) -> None:
+    with contextlib.suppress(Exception):  # Redis may be what failed
+        await asyncio.shield(pubsub.aclose())
+        await asyncio.shield(client.aclose())
 
 
 def _log_failure(task: asyncio.Task) -> None:

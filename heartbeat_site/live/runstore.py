@@ -74,6 +74,13 @@ def group_name(run_id: str) -> str:
     return f"run.{run_id}"
 
 
+def group_channel(run_id: str) -> str:
+    """The Redis pub/sub channel the channel layer publishes the run's group messages on
+    (channels_redis.pubsub names a group's channel ``<prefix>__group__<group>``)."""
+    prefix = settings.CHANNEL_LAYERS["default"].get("CONFIG", {}).get("prefix", "asgi")
+    return f"{prefix}__group__{group_name(run_id)}"
+
+
 # KEYS: lease, log, state. ARGV: token, ttl_ms, log_max, n, (seq, json) x n, (field, value)...
 _PUBLISH = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end

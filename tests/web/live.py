@@ -55,6 +55,11 @@ class LiveStack:
         self.server = processes.start_asgi("daphne", self.port, self.env, log_path=self.logdir / "daphne.log")
         processes.wait_http(f"{self.base}/api/openapi.json", self.server)
 
+    def restart_server(self) -> None:
+        """A new server process on the same port (after the old one died)."""
+        self.server = processes.start_asgi("daphne", self.port, self.env, log_path=self.logdir / "daphne-restarted.log")
+        processes.wait_http(f"{self.base}/api/openapi.json", self.server)
+
     def start_worker(self, name: str, timeout: float = 30.0) -> subprocess.Popen:
         log_path = self.logdir / f"{name}.log"
         worker = processes.start_worker(self.env, concurrency=8, name=name, log_path=log_path)
@@ -258,3 +263,46 @@ def is_taint_added(node: str, key: str, effect: str | None = None):
 
 def is_lease_write_by(node: str):
     return lambda e: e["type"] == "write" and e.get("resource") == "leases" and e.get("user") == f"system:node:{node}"
+
+
+class ResilientViewer(Viewer):
+    """A viewer that reconnects as the pages do when its socket closes (``?after=<last seq>``,
+    backing off) and records how each reconnect resumed: "resumed" (exactly what was missed
+    followed) or "snapshot" (the server could not fill the gap: the stream has a hole)."""
+
+    def __init__(self, ws, name: str, ws_url: str) -> None:
+        super().__init__(ws, name)
+        self.ws_url = ws_url
+        self.resumes: list[str] = []
+
+    @classmethod
+    async def open(cls, ws_url: str, name: str, after: int | None = None) -> ResilientViewer:
+        ws = await websockets.connect(ws_url, origin=ORIGIN, max_size=None, open_timeout=10)
+        viewer = cls(ws, name, ws_url)
+        viewer.first_message = await Viewer.next(viewer)
+        return viewer
+
+    async def next(self, timeout: float = 20.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return await super().next(max(0.001, deadline - time.monotonic()))
+            except websockets.ConnectionClosed:
+                await self._reconnect(deadline)
+
+    async def _reconnect(self, deadline: float) -> None:
+        delay = 0.2
+        while True:
+            assert time.monotonic() < deadline, f"{self.name}: could not reconnect"
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, 1.0)
+            try:
+                self.ws = await websockets.connect(f"{self.ws_url}?after={self.last_seq}", origin=ORIGIN, max_size=None, open_timeout=5)
+                before = self.last_seq
+                first = await Viewer.next(self, max(0.001, deadline - time.monotonic()))
+            except (OSError, websockets.InvalidHandshake, websockets.ConnectionClosed, TimeoutError):
+                continue
+            if first["type"] == "error":  # the live service is not back yet: it closes again
+                continue
+            self.resumes.append("resumed" if first["type"] == "resumed" and first["after"] == before else first["type"])
+            return

@@ -239,9 +239,7 @@ async def test_live_frames_do_not_queue_on_the_thread_sensitive_executor(run_id,
     await ws.disconnect()
 
 
-def group_channel(run_id: str) -> str:
-    """The Redis pub/sub channel of the run's channel-layer group (channels_redis naming)."""
-    return f"asgi__group__{runstore.group_name(run_id)}"
+group_channel = runstore.group_channel
 
 
 def group_subscribers(run_id: str) -> int:
