@@ -114,6 +114,7 @@ def test_pressure_rejects_the_replacement_pod_at_admission():
                                             "resource": "memory"}]), until=120)
     rejected = [r for r in tr.pod_writes(user="system:node:node-1", subresource="status")
                 if r["responseObject"]["status"].get("message") == "The node had condition: [MemoryPressure]. "]
+    assert len(rejected) >= 10  # the ReplicaSet's replacements keep coming and are refused
     for r in rejected:
         assert r["responseObject"]["status"]["phase"] == "Failed"
         assert r["responseObject"]["status"]["reason"] == "Evicted"

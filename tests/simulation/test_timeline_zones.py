@@ -36,13 +36,13 @@ def test_small_zone_partial_disruption_stops_tainting(version):
         assert tr.taint_times(n, UNREACHABLE, "NoSchedule")
     states = zone_states(tr, "zone-a")
     assert ("PartialDisruption" in [s for _t, s in states])
+    # Four nodes turn Unknown in one pass and two more in the next. A node joins the taint queue
+    # in the pass after it turned Unknown (processTaintBaseEviction reads the Ready condition the
+    # pass started with), which is the pass that switches the zone to PartialDisruption and its
+    # limiter to 0: no node of this zone gets NoExecute, so no pod is evicted.
     tainted = [n for n, spans in zone_nodes(tr, failing).items() if spans]
-    assert len(tainted) <= 2
-    switch = next(t for t, s in states if s == "PartialDisruption")
-    assert all(spans[0][0] <= switch for spans in zone_nodes(tr, failing).values() if spans)
-    # only pods of tainted nodes are deleted, 300 s after their taint
-    deleted = {r["responseObject"]["spec"]["nodeName"] for r in tr.pod_writes(user=NLC, verb="delete")}
-    assert deleted == set(tainted)
+    assert tainted == []
+    assert not tr.pod_writes(verb="delete")
     for n in [f"node-{i}" for i in range(11, 31)]:
         assert tr.first_status(n, "Unknown") is None
     assert zone_states(tr, "zone-b") == [(pytest.approx(5, abs=5), "Normal")]
