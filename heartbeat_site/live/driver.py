@@ -381,7 +381,9 @@ class RunDriver:
                 return
             log.warning("run %s: keeps %.2fx of %gx; speed lowered to %gx", self.run_id, measured, self.clock.speed, speed)
         elif self.clock.limited_from is not None and self.window_behind == 0 and busy < ROOM_SHARE:
-            speed = min(self.clock.limited_from, kept_speed(self.clock.speed * ROOM_SHARE / max(busy, 0.01)))
+            # at most twice as fast per window: a burst that is over may come back (more nodes fail)
+            doubled = max(nice for nice in NICE_SPEEDS if nice <= 2 * self.clock.speed)
+            speed = min(self.clock.limited_from, doubled, kept_speed(self.clock.speed * ROOM_SHARE / max(busy, 0.01)))
             if speed <= self.clock.speed:
                 return
             log.info("run %s: busy %.0f %% of the time at %gx; speed raised to %gx", self.run_id, 100 * busy, self.clock.speed, speed)
