@@ -9,7 +9,7 @@ NPM_STAMP := node_modules/.install.stamp
 PORT ?= 8000
 export PORT
 
-.PHONY: setup python-deps npm-deps messages db run test lint bench
+.PHONY: setup python-deps npm-deps messages db run test lint bench golden
 
 setup: python-deps npm-deps messages db
 
@@ -51,6 +51,10 @@ lint: python-deps
 
 test: setup lint
 	bash scripts/run-tests.sh
+
+# Rewrite the golden timelines of the built-ins (tests/golden/) after a deliberate change of behaviour.
+golden: python-deps
+	$(PY) -m tests.simulation.golden
 
 bench: setup
 	$(PY) bench/fanout_bench.py
