@@ -187,20 +187,26 @@ TOP = ("name", "title", "watch", "kubernetesVersion", "seed", "startTime", "dura
        "controllerManager", "apiServer", "faults")
 
 
-def load_scenario(source: Any) -> Scenario:
-    """Parse and validate a scenario from a dict, YAML/JSON text, or a file path."""
+def read_document(source: Any, what: str = "scenario", error: type[ScenarioError] = ScenarioError) -> dict[str, Any]:
+    """The mapping in a dict, YAML/JSON text, or a file path (also used for lessons and drills)."""
     if isinstance(source, Path):
         try:
             source = source.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ScenarioError([("", f"cannot read {exc.filename}: {exc.strerror}")]) from None
+            raise error([("", f"cannot read {exc.filename}: {exc.strerror}")]) from None
     if isinstance(source, (str, bytes)):
         try:
             source = yaml.safe_load(source)
         except yaml.YAMLError as exc:
-            raise ScenarioError([("", f"not valid YAML or JSON: {exc}")]) from None
+            raise error([("", f"not valid YAML or JSON: {exc}")]) from None
     if not isinstance(source, dict):
-        raise ScenarioError([("", f"a scenario must be a mapping, got {type(source).__name__}")])
+        raise error([("", f"a {what} must be a mapping, got {type(source).__name__}")])
+    return source
+
+
+def load_scenario(source: Any) -> Scenario:
+    """Parse and validate a scenario from a dict, YAML/JSON text, or a file path."""
+    source = read_document(source)
     c = _Checker()
     doc = c.mapping(source, "", TOP)
     out: dict[str, Any] = {}
