@@ -11,20 +11,21 @@
 // per clock second at most: a scan of plain values, a few milliseconds at 5,000 nodes. The cells
 // are sized so that the whole cluster fits the panel (down to CELL.min px; then it scrolls). So
 // that no pass of the page is a long task, large amounts of work come a step per pass: the
-// cells of a rebuild (BUILD_STEP), the touched cells (UPDATE_STEP), and the cells' labels
-// (LABEL_STEP, after their colours).
+// cells of a rebuild (BUILD_STEP), the touched nodes (UPDATE_STEP), the cells to redraw
+// (DRAW_STEP: a zone outage changes 1,700 cells at once) and their labels (LABEL_STEP).
+import { AGE_STEPS, colourProbes, paintCell, readColours, sizeCanvas } from "./cell-painter.js";
 import { el, setText } from "./dom.js";
 import { nameOf, naturalCompare, naturalSort, zoneOf } from "./k8s.js";
 import { leaseAge, leaseStep, wholeLeaseAge } from "./lease-age.js";
 import { cellLabel, cellState } from "./node-cell.js";
 import { fillZoneHead } from "./zone-head.js";
 
-const AGE_STEPS = 3;
 const LEASE_NAMESPACE = "kube-node-lease";
-const ATTRIBUTES = [["status", "data-status"], ["taint", "data-taint"], ["age", "data-age"]]; // what styles a cell
+const ATTRIBUTES = [["status", "data-status"], ["taint", "data-taint"], ["age", "data-age"]]; // what a cell shows, in words
 const BUILD_STEP = 300;
 const SCAN_MS = 400;
-const UPDATE_STEP = 250;
+const UPDATE_STEP = 400;
+const DRAW_STEP = 400;
 const LABEL_STEP = 300;
 const CELL = { min: 6, max: 32 }; // px
 // Spaces (px) the fitting counts on, set on the element as CSS variables so that the style sheet
@@ -32,8 +33,9 @@ const CELL = { min: 6, max: 32 }; // px
 // heights (they wrap on a narrow panel, and their texts change) are measured by the observer.
 const SPACE = { below: 4, zoneGap: 8 };
 const HEAD_GUESS = 44; // a header not measured yet
+const LEGEND_CELL = 13; // px
 const gapOf = (size) => (size >= 12 ? 2 : 1);
-// The legend's keys, drawn by the cells' own styles. Their words are kubectl's (not translated).
+// The legend's keys, drawn as the cells are. Their words are kubectl's (not translated).
 const LEGEND = [
   { status: "Ready", text: "Ready" },
   { status: "NotReady", text: "NotReady" },
@@ -49,9 +51,13 @@ export class ClusterOverview {
     this.pending = el("span", "ov-pending");
     this.zonesBox = el("div", "ov-zones");
     this.focusBox = el("div", "ov-focus");
-    this.el.append(this.#legend(), this.zonesBox, this.focusBox);
+    this.probes = colourProbes();
+    const probes = el("div", "ov-colours");
+    probes.append(...this.probes);
+    this.colours = null; // the theme's, read when first painted (see cell-painter.js)
+    this.el.append(this.#legend(), this.zonesBox, this.focusBox, probes);
     this.cells = new Map(); // node name -> {name, section, index, pos, node, status, ready, taint, renew, age, el, shown, ...}
-    this.sections = []; // zones in name order: {zone, el, head, grid, cells, ready}
+    this.sections = []; // zones in name order: {zone, el, head, grid, canvas, ctx, cells, ready}
     this.order = []; // every cell, zone by zone, in natural name order
     this.built = 0; // cells of `order` that have their element (see mountRest)
     this.box = { width: 0, height: 0 };
@@ -62,6 +68,7 @@ export class ClusterOverview {
     this.tabStop = null; // the one cell reached by Tab (arrows move it)
     this.unlabelled = new Set(); // drawn cells whose label is still to be written
     this.touched = new Set(); // nodes whose cells wait for their update (#updateStep)
+    this.redraw = new Set(); // cells whose attributes wait to be written (#drawStep)
     this.countsVersion = 0; // bumps when a zone's Ready count moves
     this.template = el("div", "ov-cell");
     this.template.setAttribute("role", "button");
@@ -105,6 +112,8 @@ export class ClusterOverview {
         this.#rebuild();
         rebuilt = true;
       }
+      if (full) this.colours = null; // a theme change comes as `full`
+      this.#fit(true);
     }
     this.#heads();
     const waiting = this.store.podCounts("").total;
@@ -135,11 +144,14 @@ export class ClusterOverview {
 
   /**
    * The rest of the work of a rebuild or a large change, a step per pass: the next BUILD_STEP
-   * cells of a rebuild into their zones (true), else the cells of UPDATE_STEP touched nodes
-   * (true when more wait: a zone outage changes 1,700 nodes in one frame). False: none left.
+   * cells of a rebuild into their zones (true), else the touched nodes (UPDATE_STEP) and the
+   * cells to redraw (DRAW_STEP); true when more wait. False: nothing was left.
    */
   mountRest() {
-    if (!this.#building) return this.#updateStep();
+    if (!this.#building) {
+      const more = this.#updateStep();
+      return this.#drawStep() || more;
+    }
     const end = Math.min(this.order.length, this.built + BUILD_STEP);
     const now = this.clock.now();
     const grace = this.controllers.gracePeriod;
@@ -185,6 +197,7 @@ export class ClusterOverview {
   /** Empties the overview (the cluster went back to 50 nodes or fewer). */
   clear() {
     this.touched.clear();
+    this.redraw.clear();
     this.unlabelled.clear();
     for (const section of this.sections) this.resizes.unobserve(section.head);
     this.cells = new Map();
@@ -198,24 +211,20 @@ export class ClusterOverview {
 
   #legend() {
     const legend = el("div", "ov-legend");
-    for (const key of LEGEND) {
+    this.swatches = [];
+    const key = (look, text, translated) => {
       const item = el("span", "ov-key");
-      const swatch = el("span", "ov-cell");
-      swatch.dataset.status = key.status;
-      swatch.dataset.taint = key.taint ?? "";
+      const swatch = el("canvas", "ov-swatch");
       swatch.setAttribute("aria-hidden", "true");
-      const text = el("span", "", key.text);
-      text.translate = false;
-      item.append(swatch, text);
+      this.swatches.push({ canvas: swatch, look });
+      const words = el("span", "", text);
+      words.translate = translated;
+      item.append(swatch, words);
       legend.append(item);
-    }
-    const lease = el("span", "ov-key");
-    const swatch = el("span", "ov-cell");
-    swatch.dataset.status = "Ready";
-    swatch.dataset.age = String(AGE_STEPS - 1);
-    swatch.setAttribute("aria-hidden", "true");
-    lease.append(swatch, el("span", "", this.t("overview.legend-lease")));
-    legend.append(lease, this.pending);
+    };
+    for (const { text, ...look } of LEGEND) key(look, text, false);
+    key({ status: "Ready", age: AGE_STEPS - 1 }, this.t("overview.legend-lease"), true);
+    legend.append(this.pending);
     setHidden(this.pending, true);
     return legend;
   }
@@ -233,7 +242,7 @@ export class ClusterOverview {
     return false;
   }
 
-  /** Updates the cells of up to UPDATE_STEP touched nodes; true when more are waiting. */
+  /** Works out the cells of up to UPDATE_STEP touched nodes; true when more are waiting. */
   #updateStep() {
     if (!this.touched.size) return false;
     const now = this.clock.now();
@@ -247,6 +256,17 @@ export class ClusterOverview {
     }
     this.#heads();
     return this.touched.size > 0;
+  }
+
+  /** Writes the attributes of up to DRAW_STEP changed cells; true when more are waiting. */
+  #drawStep() {
+    let budget = DRAW_STEP;
+    for (const cell of this.redraw) {
+      if (budget-- <= 0) return true;
+      this.redraw.delete(cell);
+      this.#draw(cell);
+    }
+    return false;
   }
 
   /**
@@ -292,9 +312,14 @@ export class ClusterOverview {
     for (const section of this.sections) this.resizes.unobserve(section.head);
     this.cells = new Map();
     this.order = [];
+    this.redraw.clear();
+    this.unlabelled.clear();
     this.sections = [...byZone.keys()].sort(naturalCompare).map((zone) => {
-      const section = { zone, el: el("section", "ov-zone"), head: el("header", "zone-head"), grid: el("div", "ov-cells"), cells: [], ready: 0 };
+      const section = { zone, el: el("section", "ov-zone"), head: el("header", "zone-head"), grid: el("div", "ov-cells"),
+        canvas: el("canvas", "ov-canvas"), ctx: null, cells: [], ready: 0 };
       section.el.dataset.zone = zone;
+      section.canvas.setAttribute("aria-hidden", "true"); // the cells over it are what is read
+      section.grid.append(section.canvas);
       section.grid.setAttribute("role", "group");
       section.grid.setAttribute("aria-label", this.t("overview.zone-cells", { zone: zone || this.t("cluster.no-zone") }));
       section.el.append(section.head, section.grid);
@@ -312,10 +337,9 @@ export class ClusterOverview {
     this.headsAt = null;
     this.tabStop = this.cells.get(this.focus) ?? this.order[0] ?? null;
     this.zonesBox.replaceChildren(...this.sections.map((s) => s.el));
-    this.#fit();
   }
 
-  /** Takes the cell's node and Lease as they are now and draws what changed. */
+  /** Takes the cell's node and Lease as they are now; what changed waits for #drawStep. */
   #update(cell, now, grace, node, lease) {
     if (node !== cell.node) {
       cell.node = node;
@@ -334,7 +358,7 @@ export class ClusterOverview {
       cell.renew = renewTime ? this.clock.secondsOf(renewTime) : null;
     }
     cell.age = cell.renew === null ? "" : leaseStep(leaseAge(now, cell.renew), grace, AGE_STEPS);
-    this.#draw(cell);
+    if (cell.el && !this.#drawn(cell)) this.redraw.add(cell);
   }
 
   #element(cell) {
@@ -347,23 +371,58 @@ export class ClusterOverview {
     return e;
   }
 
-  /** Writes the cell's attributes that changed; its label follows (#writeLabels). */
+  /**
+   * Paints the cell and writes its attributes that changed. Its label follows (#writeLabels) when
+   * its STATUS or taints changed, or when it is new: the Lease age in a label is as of then, and
+   * brought up to date when the cell is pointed at or focused (a zone outage moves 1,700 Lease
+   * bars three times each, and a label written for each step cost more than all the rest).
+   */
   #draw(cell) {
-    const e = cell.el;
-    const shown = cell.shown;
-    if (!e || (shown.status === cell.status && shown.taint === cell.taint && shown.age === cell.age)) return;
+    if (!cell.el || this.#drawn(cell)) return;
+    if (cell.shown.status !== cell.status || cell.shown.taint !== cell.taint) this.unlabelled.add(cell);
     for (const [key, attribute] of ATTRIBUTES) {
-      if (shown[key] === cell[key]) continue;
-      shown[key] = cell[key];
-      e.setAttribute(attribute, cell[key]);
+      if (cell.shown[key] === cell[key]) continue;
+      cell.shown[key] = cell[key];
+      cell.el.setAttribute(attribute, cell[key]);
     }
-    this.unlabelled.add(cell);
+    this.#paint(cell);
+  }
+
+  /** The cell on its zone's canvas, where its element lies in the grid (column, row). */
+  #paint(cell) {
+    const { ctx } = cell.section;
+    if (!ctx) return; // the canvas is not sized yet: #paintAll will paint it
+    const pitch = this.size + gapOf(this.size);
+    const x = (cell.pos % this.perRow) * pitch;
+    const y = Math.floor(cell.pos / this.perRow) * pitch;
+    ctx.clearRect(x, y, this.size, this.size);
+    paintCell(ctx, x, y, this.size, cell, this.colours);
+  }
+
+  /** Every canvas sized for its zone's grid, and every cell in (and the legend) painted. */
+  #paintAll() {
+    this.colours ??= readColours(this.probes);
+    for (const { canvas, look } of this.swatches) paintCell(sizeCanvas(canvas, LEGEND_CELL, LEGEND_CELL), 0, 0, LEGEND_CELL, look, this.colours);
+    const gap = gapOf(this.size);
+    for (const section of this.sections) {
+      const n = section.cells.length;
+      const columns = Math.min(n, this.perRow);
+      const rows = Math.ceil(n / this.perRow);
+      section.ctx = sizeCanvas(section.canvas, Math.max(0, columns * (this.size + gap) - gap), Math.max(0, rows * (this.size + gap) - gap));
+      for (const cell of section.cells) if (cell.el) this.#paint(cell);
+    }
+  }
+
+  /** Whether the cell's element shows what the cell knows. */
+  #drawn(cell) {
+    const shown = cell.shown;
+    return shown.status === cell.status && shown.taint === cell.taint && shown.age === cell.age;
   }
 
   /**
-   * Labels of redrawn cells, at most LABEL_STEP a pass: a zone outage redraws 1,700 cells in one
-   * pass, and their words can follow a few passes after their colours (a cell pointed at or
-   * focused gets its label at once).
+   * Labels of redrawn cells, at most LABEL_STEP a pass: a zone outage redraws 1,700 cells within
+   * a few passes, and their words can follow a few passes after their colours (a cell pointed at
+   * or focused gets its label at once).
    */
   #writeLabels() {
     let budget = LABEL_STEP;
@@ -401,9 +460,9 @@ export class ClusterOverview {
   /**
    * The largest cell size (CELL.min .. CELL.max) at which every zone fits the box's height, for
    * its width: one look at the whole cluster. Runs when the box or a header is resized (a theme,
-   * a zone state's longer name) and after a rebuild.
+   * a zone state's longer name) and after a rebuild (`repaint`: the canvases then too).
    */
-  #fit() {
+  #fit(repaint = false) {
     const { width, height } = this.box;
     if (!width) return;
     const zones = this.sections.map((section) => ({ n: section.cells.length, head: this.heads.get(section.head) ?? HEAD_GUESS }));
@@ -412,11 +471,16 @@ export class ClusterOverview {
       + Math.max(0, Math.ceil(n / perRow(size)) * (size + gapOf(size)) - gapOf(size)), 0);
     let size = CELL.max;
     while (size > CELL.min && needed(size) > height) size--;
-    this.perRow = perRow(size);
-    if (size === this.size) return;
-    this.size = size;
-    this.el.style.setProperty("--cell", `${size}px`);
-    this.el.style.setProperty("--cell-gap", `${gapOf(size)}px`);
+    if (size !== this.size || perRow(size) !== this.perRow) {
+      this.size = size;
+      this.perRow = perRow(size);
+      this.el.style.setProperty("--cell", `${size}px`);
+      this.el.style.setProperty("--cell-gap", `${gapOf(size)}px`);
+      this.el.style.setProperty("--per-row", String(this.perRow));
+    } else if (!repaint) {
+      return;
+    }
+    this.#paintAll();
   }
 
   #cellOf(target) {

@@ -34,8 +34,8 @@ ZONES_JS = """() => [...document.querySelectorAll('#cluster .ov-zone')].map((zon
 HARNESS = Path(__file__).with_name("overview_harness.html")
 FIVE_THOUSAND = {"zone-a": 1667, "zone-b": 1667, "zone-c": 1666}
 # From the page's start: the animation frames over 50 ms, with what the view's frame passes
-# (requestAnimationFrame callbacks) and the rendering after them (style, layout, paint) took in
-# each; and the nodes whose cells had an attribute written.
+# (requestAnimationFrame callbacks) took in each, and their rendering (from those callbacks to
+# the end of style, layout and paint); and the nodes whose cells had an attribute written.
 OBSERVE_JS = """() => {
     window.longFrames = [];
     new PerformanceObserver((list) => {
@@ -124,7 +124,7 @@ def test_5000_nodes_open_in_short_tasks_and_redraw_only_changed_cells(browser, s
     steps = [b["cells"] - a["cells"] for a, b in itertools.pairwise(measured["passes"])]
     assert max(steps) <= 500, steps
     assert sum(1 for p in measured["passes"] if p["cells"] < 5000) >= 10, measured["passes"][:20]
-    late = [f for f in measured["frames"] if f["start"] > opened and f["pass"] and f["pass"] + f["rendering"] > 50]
+    late = [f for f in measured["frames"] if f["start"] > opened and f["pass"] and f["rendering"] > 50]
     assert late == [], (late, sorted(p["ms"] for p in measured["passes"])[-5:])
 
 
