@@ -5,14 +5,17 @@
 // under the cells: a trainer sees an outage spread across 5,000 nodes at a glance, and one node
 // in detail.
 //
-// Cost: a cell is an element without children, styled by three data attributes that are written
-// only when what they show changed. A node is looked at again when something touched it (a write
-// of its Node or Lease) and, for the Lease ages (renewals may come without a write event), once
-// per clock second at most: a scan of plain values, a few milliseconds at 5,000 nodes. The cells
-// are sized so that the whole cluster fits the panel (down to CELL.min px; then it scrolls). So
-// that no pass of the page is a long task, large amounts of work come a step per pass: the
-// cells of a rebuild (BUILD_STEP), the touched nodes (UPDATE_STEP), the cells to redraw
-// (DRAW_STEP: a zone outage changes 1,700 cells at once) and their labels (LABEL_STEP).
+// Cost: the squares are painted on one canvas per zone (cell-painter.js); over it lies each
+// cell's element, transparent and without children, whose data attributes and title say in
+// words what is painted, for assistive technology, the pointer, the keyboard and the tests. A
+// cell is painted and its attributes written only when what it shows changed. A node is looked
+// at again when something touched it (a write of its Node or Lease) and, for the Lease ages
+// (renewals may come without a write event), once per clock second at most: a scan of plain
+// values, a few milliseconds at 5,000 nodes. The cells are sized so that the whole cluster fits
+// the panel (down to CELL.min px; then it scrolls). So that no pass of the page is a long task,
+// large amounts of work come a step per pass: the cells of a rebuild (BUILD_STEP), the touched
+// nodes (UPDATE_STEP), the cells to redraw (DRAW_STEP: a zone outage changes 1,700 cells at
+// once) and their labels (LABEL_STEP).
 import { AGE_STEPS, colourProbes, paintCell, readColours, sizeCanvas } from "./cell-painter.js";
 import { el, setText } from "./dom.js";
 import { nameOf, naturalCompare, naturalSort, zoneOf } from "./k8s.js";
