@@ -115,6 +115,7 @@ def test_the_drill_catalogue():
     assert any(d.answer != d.fault["action"] for d in DRILLS)  # a cause that is not the fault itself
     assert get_drill(DRILLS[0].name) is DRILLS[0] and get_drill("nope") is None
     for d in DRILLS:
+        assert load_drill(json.loads(json.dumps(d.document))).document == d.document  # normalised, JSON-able
         for lang in ("en", "zh"):  # briefs name symptoms, never the cause
             brief = d.document["brief"][lang]
             assert d.fault["action"] not in brief and d.answer not in brief, (d.name, lang)
