@@ -278,7 +278,7 @@ def test_a_question_window_opens_with_its_step():
 
 LESSONS = builtin_lessons()
 STARTUP = Simulation(get_builtin("kubelet-crash")).startup_done_at  # nodes booted, workloads running
-SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)")
+SENTENCE_END = re.compile(r"[。！？]|[.!?](?=\s|$)")  # "1.33" or "t≈110 s" do not end one
 
 
 def test_the_lesson_path():
@@ -293,7 +293,7 @@ def test_the_lesson_path():
         assert x.questions, x.name
         for step in x.document["steps"]:
             for lang in ("en", "zh"):
-                assert 1 <= len(SENTENCE_END.findall(step["text"][lang])) <= 4, (x.name, step["id"], lang)
+                assert 2 <= len(SENTENCE_END.findall(step["text"][lang])) <= 4, (x.name, step["id"], lang)  # projector-sized
 
 
 @pytest.mark.parametrize("lsn", LESSONS, ids=[x.name for x in LESSONS])
@@ -314,7 +314,10 @@ def test_builtin_lesson_runs_to_its_end(lsn):
         assert q["consistent"] is True
 
 
-@pytest.mark.parametrize("lsn", LESSONS, ids=[x.name for x in LESSONS])
+SMALL = [x for x in LESSONS if x.scenario.node_count <= 10]  # the zone lessons' runs cost more
+
+
+@pytest.mark.parametrize("lsn", SMALL, ids=[x.name for x in SMALL])
 def test_a_wrong_answer_is_caught(lsn):
     """Each built-in question, given another answer, is inconsistent with what the run shows."""
     doc = copy.deepcopy(lsn.document)
