@@ -18,7 +18,7 @@ from heartbeat_site.live.clock import MAX_SPEED, MIN_SPEED
 from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
 from simulation import FAULT_ACTIONS, CommandError, load_scenario, validate_command
 
-CONTROL_ACTIONS = ("pause", "resume", "speed", "step")
+CONTROL_ACTIONS = ("pause", "resume", "speed", "step", "reveal", "next")  # reveal, next: lessons and drills
 
 
 def normalise(run: Run, body: dict) -> tuple[str, str, dict]:

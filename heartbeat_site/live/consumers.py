@@ -12,7 +12,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qs
 
@@ -23,7 +25,8 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from heartbeat_site.live import detail, fanout, frames, runstore
+from heartbeat_site.live import classroom, detail, fanout, frames, runstore
+from heartbeat_site.live.api.errors import ApiError
 from heartbeat_site.live.models import Run, RunStatus
 from heartbeat_site.live.replay import replay_until
 
@@ -118,6 +121,10 @@ class RunConsumer(AsyncWebsocketConsumer):
                 await self._send_resumed(after)
             else:
                 await self._send_snapshot()
+            if self.meta["lesson"] or self.meta["drill"]:
+                state = await database_sync_to_async(classroom.state_message)(self.run_id)
+                if state is not None:
+                    await self.send(text_data=frames.dumps(state))
         except (redis.RedisError, OSError) as exc:
             log.warning("viewer of run %s: Redis unreachable at connect (%s)", self.run_id, exc)
             await self._refuse(CLOSE_TRY_AGAIN, "live-service-unavailable", UNAVAILABLE)
@@ -150,9 +157,10 @@ class RunConsumer(AsyncWebsocketConsumer):
             "viewers": await asyncio.to_thread(runstore.viewer_count, self.run_id),
         }
 
-    async def _send_snapshot(self) -> None:
-        """The stored snapshot, forwarded as text (no re-parse per viewer), then catch-up."""
-        stored = await asyncio.to_thread(runstore.read_snapshot_text, self.run_id)
+    async def _send_snapshot(self, *, fresh: bool = False) -> None:
+        """The stored snapshot, forwarded as text (no re-parse per viewer), then catch-up.
+        A join may get the one this process read a moment ago; ``fresh`` reads it again."""
+        stored = await asyncio.to_thread(runstore.read_snapshot_text, self.run_id) if fresh else await stored_snapshot(self.run_id)
         if stored is None:
             # No driver has stored one yet (or Redis forgot it): rebuild it deterministically.
             stored = frames.dumps(await database_sync_to_async(_rebuilt_snapshot)(self.run_id))
@@ -259,7 +267,7 @@ class RunConsumer(AsyncWebsocketConsumer):
     async def run_snapshot(self, message: dict) -> None:
         # The driver skipped ahead (a large cluster's start-up, simulated before going live):
         # a fresh snapshot is cheaper for a viewer than the events it skipped.
-        await self._send_snapshot()
+        await self._send_snapshot(fresh=True)
 
     async def run_feed_lost(self, message: dict) -> None:
         # Say why before closing, so a page shows "reconnecting" rather than a frozen cluster.
@@ -282,18 +290,36 @@ class RunConsumer(AsyncWebsocketConsumer):
             return
         kind = message.get("type") if isinstance(message, dict) else None
         if not isinstance(kind, str):
-            await self._error('a message must be a JSON object with a string "type" (ping, resync or detail)')
+            await self._error('a message must be a JSON object with a string "type" (ping, resync, detail or answer)')
         elif kind == "ping":
             await self.send(text_data=frames.dumps({"type": "pong", "echo": message.get("echo"), "sent_at": frames.wall_ms()}))
         elif kind == "resync":
-            await self._send_snapshot()
+            await self._send_snapshot(fresh=True)
         elif kind == "detail":
             await self._send_detail(message.get("node"))
+        elif kind == "answer":
+            await self._answer(message)
         else:
             await self._error(
-                f"unknown message type {kind!r}: viewers may send ping, resync or detail; commands go to POST /api/runs/<id>/commands with the control token",
+                f"unknown message type {kind!r}: viewers may send ping, resync, detail or answer; commands go to POST /api/runs/<id>/commands with the control token",
                 "unknown-type",
             )
+
+    async def _answer(self, message: dict) -> None:
+        """A viewer's answer to the open question (stored; the driver sends the tallies)."""
+        if not (self.meta["lesson"] or self.meta["drill"]):
+            await self._error("this run asks no questions: it is not a lesson or a drill", "no-question")
+            return
+        try:
+            ack = await database_sync_to_async(classroom.record_answer)(self.run_id, message)
+        except ApiError as exc:
+            await self._error(exc.message, exc.code)
+            return
+        await self.send(text_data=frames.dumps(ack))
+
+    async def run_notice(self, message: dict) -> None:
+        # lessons and drills: step, question, tally, reveal (docs/websocket-protocol.md)
+        await self.send(text_data=message["text"])
 
     async def _send_detail(self, node: object) -> None:
         """A node's full objects, from the run's driver (docs/websocket-protocol.md)."""
@@ -327,6 +353,25 @@ async def _forward(receive: Callable[[], Awaitable[dict]], inbox: fanout.Inbox) 
         inbox.put_nowait({"type": "websocket.disconnect", "code": CLOSE_TRY_AGAIN})
 
 
+# The stored snapshot as this process last read it, per event loop: a class joining at once
+# (hundreds of viewers within seconds, megabytes each on a large run) reads it from Redis once a
+# second, not once per viewer; what a reused snapshot misses comes from the catch-up after it.
+SNAPSHOT_REUSE_SECONDS = 1.0
+_SNAPSHOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[float, asyncio.Future]]] = weakref.WeakKeyDictionary()
+
+
+async def stored_snapshot(run_id: str) -> str | None:
+    cache = _SNAPSHOTS.setdefault(asyncio.get_running_loop(), {})
+    now = time.monotonic()
+    entry = cache.get(run_id)
+    if entry is None or now - entry[0] >= SNAPSHOT_REUSE_SECONDS or (entry[1].done() and entry[1].exception() is not None):
+        entry = (now, asyncio.ensure_future(asyncio.to_thread(runstore.read_snapshot_text, run_id)))
+        cache[run_id] = entry
+        for stale in [key for key, (at, _) in cache.items() if now - at >= SNAPSHOT_REUSE_SECONDS]:
+            del cache[stale]
+    return await asyncio.shield(entry[1])
+
+
 _META_CACHE: dict[str, dict] = {}
 _META_CACHE_MAX = 10_000
 
@@ -336,7 +381,9 @@ async def run_meta(run_id: str) -> dict | None:
     viewers joining one run cost one database query, not 500 on the thread-sensitive executor."""
     meta = _META_CACHE.get(run_id)
     if meta is None:
-        row = await database_sync_to_async(Run.objects.filter(pk=run_id).values("id", "scenario_name", "document", "node_count").first)()
+        row = await database_sync_to_async(
+            Run.objects.filter(pk=run_id).values("id", "scenario_name", "document", "node_count", "lesson", "drill").first
+        )()
         if row is None:
             return None
         if len(_META_CACHE) >= _META_CACHE_MAX:
@@ -347,6 +394,8 @@ async def run_meta(run_id: str) -> dict | None:
             "title": row["document"].get("title") or {"en": row["scenario_name"]},
             "node_count": row["node_count"],
             "node_level": detail.is_node_level(row["node_count"]),
+            "lesson": row["lesson"] or None,
+            "drill": row["drill"] or None,
         }
         _META_CACHE[run_id] = meta
     return meta
@@ -362,4 +411,6 @@ def _rebuilt_snapshot(run_id: str) -> dict:
     run = Run.objects.get(pk=run_id)
     sim, _ = replay_until(run, run.t_reached)
     snapshot = detail.node_snapshot(sim) if detail.is_node_level(run.node_count) else sim.snapshot()
+    if classroom.hides_cause(run):
+        snapshot = classroom.viewer_snapshot(snapshot)
     return frames.snapshot_body(snapshot, {"t": round(sim.now, 6), "speed": run.speed, "paused": run.paused}, snapshot.get("last_seq", run.last_seq))

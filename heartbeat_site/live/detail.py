@@ -37,7 +37,11 @@ def is_node_level(node_count: int) -> bool:
 
 
 def trim_node(node: dict) -> dict:
-    """A Node with what the overview and ``kubectl get nodes`` read; the full one is a detail."""
+    """A Node with what the overview and ``kubectl get nodes`` read; the full one is a detail.
+
+    Of its conditions, Ready always, the others (memory, disk, PID pressure) only when they are
+    not False: a healthy node's three "no pressure" conditions would be half of its size.
+    """
     meta = node.get("metadata") or {}
     spec = node.get("spec") or {}
     labels = meta.get("labels") or {}
@@ -47,19 +51,28 @@ def trim_node(node: dict) -> dict:
     conditions = [
         {key: c[key] for key in ("type", "status", "reason", "lastHeartbeatTime", "lastTransitionTime") if key in c}
         for c in (node.get("status") or {}).get("conditions") or ()
+        if c.get("type") == "Ready" or c.get("status") != "False"
     ]
-    return {"apiVersion": "v1", "kind": "Node", "metadata": out_meta, "spec": out_spec, "status": {"conditions": conditions}}
+    return {"metadata": out_meta, "spec": out_spec, "status": {"conditions": conditions}}
 
 
 def trim_lease(lease: dict) -> dict:
-    """A Lease without its resourceVersion: a renewal, sent as a renewTime, changes only that."""
+    """A Lease's name and spec: a renewal, sent as a renewTime, changes nothing else."""
     meta = lease.get("metadata") or {}
-    return {
-        "apiVersion": "coordination.k8s.io/v1",
-        "kind": "Lease",
-        "metadata": {key: meta[key] for key in ("name", "namespace", "creationTimestamp") if key in meta},
-        "spec": lease.get("spec") or {},
-    }
+    return {"metadata": {key: meta[key] for key in ("name", "namespace") if key in meta}, "spec": lease.get("spec") or {}}
+
+
+HEALTHY_KUBELET = {"running": True, "powered": True, "reachable": True, "runtimeUp": True, "shuttingDown": False, "pressure": []}
+
+
+def unusual_kubelets(kubelets: dict) -> dict:
+    """The kubelets whose flags are not those of a healthy node (the rest: HEALTHY_KUBELET)."""
+    out = {}
+    for name, flags in kubelets.items():
+        state = {key: flags[key] for key in HEALTHY_KUBELET if key in flags}
+        if state != {key: HEALTHY_KUBELET[key] for key in state}:
+            out[name] = state
+    return out
 
 
 def _is_about_node(core_event: dict) -> bool:
@@ -76,6 +89,10 @@ def node_snapshot(sim: Simulation) -> dict:
     objects["nodes"] = [trim_node(node) for node in objects["nodes"]]
     objects["leases"] = [trim_lease(lease) for lease in objects["leases"]]
     objects["events"] = [e for e in objects["events"] if _is_about_node(e)][-RECENT_NODE_EVENTS:]
+    # the controller's per-node records come with its monitor passes' decisions; the kubelets'
+    # flags only where a node is not healthy (the pages take a missing one as healthy)
+    snapshot["nodeLifecycle"] = {key: value for key, value in snapshot["nodeLifecycle"].items() if key != "nodes"}
+    snapshot["kubelets"] = unusual_kubelets(snapshot["kubelets"])
     names = [node["metadata"]["name"] for node in objects["nodes"]]
     snapshot["podCounts"] = sim.pod_counts([*names, ""])
     snapshot["detail"] = DETAIL

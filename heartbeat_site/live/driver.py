@@ -11,6 +11,7 @@ scenario + seed + commands reproduces the run exactly.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import threading
 import time
@@ -23,11 +24,12 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
-from heartbeat_site.live import detail, frames, runstore
+from heartbeat_site.live import classroom, detail, frames, runstore
 from heartbeat_site.live.clock import VirtualClock
 from heartbeat_site.live.models import ACTIVE_STATUSES, Command, CommandKind, CommandStatus, Run, RunStatus
 from heartbeat_site.live.publisher import Publisher
 from heartbeat_site.live.replay import replay_until
+from heartbeat_site.live.teaching import teaching_for
 from simulation import CommandError, load_scenario
 
 log = logging.getLogger(__name__)
@@ -142,9 +144,17 @@ class RunDriver:
         self.recent_frames: deque[tuple[int, int, str]] = deque(maxlen=runstore.FRAMES_KEPT)
         self.commands_due = False  # pending commands to take although no notification came
         self.watched: dict[str, float] = {}  # node -> until when frames carry its details
+        # a drill's events that name its cause, published as placeholders until the reveal
+        self.hidden_events: dict[int, str] = {}
+        self.teaching = teaching_for(self, run)
         Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, started_at=run.started_at or timezone.now())
         if not self.lease.publish([], self._state()):
             return "lease-lost"
+        if self.teaching is not None:
+            if t0 > 0 or run.steps_started:
+                self.teaching.restore(replayed, self.sim.now)
+            else:
+                self.teaching.begin(self.sim.now)
         self._store_snapshot()
         self._send_clock()
         return self._loop()
@@ -279,6 +289,8 @@ class RunDriver:
             self._store_snapshot()
         if now - self.last_sent >= QUIET_CLOCK_SECONDS:
             self._send_clock()
+        if self.teaching is not None:
+            self.teaching.tick(now)
         return None
 
     # -- simulation -------------------------------------------------------------------
@@ -297,12 +309,20 @@ class RunDriver:
                 if self.mono() >= deadline:
                     return False
                 step_to = min(target, self.sim.now + max(STEP_EPSILON, self.pace * SUB_STEP))
+            stop = self.teaching.stop_at() if self.teaching is not None else None
+            if stop is not None and self.sim.now < stop < step_to:
+                step_to = stop  # a lesson step starts exactly at its time
             started, before = self.mono(), self.sim.now
             events = self.sim.run_until(step_to)
             if self.clock.preparing:
                 self.prepared.extend(events)  # converted once the start-up is over (``_go_live``)
             else:
-                self.buffer.extend(event.to_dict() for event in events)
+                converted = [event.to_dict() for event in events]
+                self.buffer.extend(converted)
+                if self.teaching is not None:
+                    self.teaching.feed(converted, self.sim.now)
+                    if self.clock.paused:
+                        return True  # a step paused the run (a question): the rest waits
             if self.sim.now == before:
                 return True  # ``target`` is within a microsecond, the simulation's resolution
             spent = self.mono() - started
@@ -438,6 +458,13 @@ class RunDriver:
         elif action == "step":
             self._advance(self.sim.next_monitor_pass() + STEP_EPSILON)
             self.clock.jump_to(self.sim.now)
+        elif action in ("reveal", "next"):
+            if self.teaching is None:
+                raise ValueError(f"{action}: this run has no lesson or drill")
+            if action == "reveal":
+                self.teaching.reveal()
+            else:
+                self.teaching.next()
         else:
             raise ValueError(f"unknown control action {action!r}")
         Run.objects.filter(pk=self.run_id).update(speed=self.clock.speed, paused=self.clock.paused)
@@ -463,6 +490,8 @@ class RunDriver:
         they stay buffered and go out after the outage (``_ride_out_redis_outage``).
         """
         events = [event for event in self.buffer if event["seq"] > self.published_seq]
+        if self.run.drill and not self.run.revealed:
+            events = self._hide_cause(events)
         encoded = runstore.encode_events(events)
         last = events[-1]["seq"] if events else self.published_seq
         if not self.lease.publish(encoded, self._state(last_seq=last)):
@@ -481,6 +510,43 @@ class RunDriver:
                 text = frames.dumps(frames.frame(events, self._clock(), max_events=self.max_frame_events))
             self._send_text("run.frame", text, first=first, last=last)
         return True
+
+    # -- lessons and drills (teaching.py) -------------------------------------------------------
+
+    def notify(self, message: dict) -> None:
+        """A lesson or drill message (step, question, tally, reveal) to every viewer."""
+        self._send("run.notice", message)
+
+    def pause_here(self) -> None:
+        """Pause at the simulation's time (the clock may have run a little ahead of it)."""
+        self.clock.jump_to(self.sim.now)
+        self.clock.pause()
+
+    def last_event_seq(self) -> int:
+        return self.buffer[-1]["seq"] if self.buffer else self.published_seq
+
+    def recent_event_dicts(self) -> list[dict]:
+        """The events the driver still holds, as they happened (a drill's hidden ones included)."""
+        held = [json.loads(self.hidden_events.get(seq, text)) for seq, text in self.recent_events]
+        return held + [event for event in self.buffer if event["seq"] > self.published_seq]
+
+    def _hide_cause(self, events: list[dict]) -> list[dict]:
+        """A drill before its reveal: events that name the cause go out as placeholders."""
+        shown = []
+        for event in events:
+            viewer = classroom.viewer_event(event)
+            if viewer is not event:
+                self.hidden_events[event["seq"]] = json.dumps(event, separators=(",", ":"))
+            shown.append(viewer)
+        return shown
+
+    def reveal_hidden(self) -> None:
+        """After a drill's reveal the log gets the hidden events back, for every later reader."""
+        pairs = sorted(self.hidden_events.items())
+        self.lease.replace_events(pairs)
+        self.recent_events = deque(((seq, self.hidden_events.get(seq, text)) for seq, text in self.recent_events),
+                                   maxlen=self.recent_events.maxlen)
+        self.hidden_events.clear()
 
     # -- a node's details, for viewers of a node-level run -----------------------------------
 
@@ -519,6 +585,8 @@ class RunDriver:
     def _store_snapshot(self) -> None:
         started = self.mono()
         snapshot = detail.node_snapshot(self.sim) if self.node_level else self.sim.snapshot()
+        if self.run.drill and not self.run.revealed:
+            snapshot = classroom.viewer_snapshot(snapshot)
         text = frames.dumps(frames.snapshot_body(snapshot, self._clock(), self.published_seq))
         self.lease.store_snapshot(text)
         self.snapshot_seq = self.published_seq

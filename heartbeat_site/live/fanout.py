@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 VIEWER_REFRESH_SECONDS = 30.0  # well inside runstore.VIEWER_STALE_SECONDS
 SILENCE_CHECK_SECONDS = 2.0  # a feed silent this long checks that Redis answers
+PING_TIMEOUT_SECONDS = 10.0  # ... and gives up on it after this long
 FEED_LOST = {"type": "run.feed.lost"}  # what viewers get if the subscription itself fails
 
 Inbox = asyncio.Queue
@@ -56,7 +57,7 @@ class RunFeed:
         (``FEED_LOST``) so that their pages show it and reconnect with ``?after=``.
         """
         layer = get_channel_layer()
-        client = aioredis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=SILENCE_CHECK_SECONDS)
+        client = aioredis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2)
         pubsub = client.pubsub(ignore_subscribe_messages=True)
         try:
             await pubsub.subscribe(runstore.group_channel(self.run_id))
@@ -64,7 +65,8 @@ class RunFeed:
             while True:
                 received = await pubsub.get_message(timeout=SILENCE_CHECK_SECONDS)
                 if received is None:
-                    await client.ping()  # silent: is Redis still there?
+                    # silent: is Redis still there? (a busy Redis may take a while to answer)
+                    await asyncio.wait_for(client.ping(), PING_TIMEOUT_SECONDS)
                     continue
                 message = layer.deserialize(received["data"])
                 for inbox in self.inboxes.values():

@@ -65,6 +65,10 @@ class Run(models.Model):
     end_reason = models.CharField(max_length=200, blank=True, default="")
     control_token_hash = models.CharField(max_length=64)
     client_key = models.CharField(max_length=64, blank=True, default="", help_text="who created it (per-client cap)")
+    lesson = models.CharField(max_length=100, blank=True, default="", help_text="the lesson this run teaches (docs/lessons.md)")
+    drill = models.CharField(max_length=100, blank=True, default="", help_text="the drill this run poses (docs/lessons.md)")
+    steps_started = models.PositiveIntegerField(default=0, help_text="lesson steps started so far")
+    revealed = models.BooleanField(default=False, help_text="a drill's cause has been revealed")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -116,3 +120,42 @@ class Command(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}#{self.seq} {self.action} @ {self.at}"
+
+
+class QuestionStatus(models.TextChoices):
+    OPEN = "open"  # asked: viewers answer, the run is paused
+    REVEALED = "revealed"  # the trainer revealed the answer: no more answers
+
+
+class Question(models.Model):
+    """A question of a lesson asked in a run (or a drill's diagnosis), and when it was revealed."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="questions")
+    qid = models.SlugField(max_length=100, help_text="the question's id in the lesson (a drill's: 'diagnosis')")
+    step = models.PositiveIntegerField(default=0, help_text="index of the step that asked it")
+    asked_at = models.FloatField(help_text="virtual time it was asked")
+    asked_seq = models.BigIntegerField(default=0, help_text="events after this seq settle it")
+    revealed_at = models.FloatField(null=True, blank=True, help_text="virtual time of the reveal")
+    status = models.CharField(max_length=16, choices=QuestionStatus.choices, default=QuestionStatus.OPEN)
+
+    class Meta:
+        ordering = ["run", "id"]
+        constraints = [models.UniqueConstraint(fields=["run", "qid"], name="question_once_per_run")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}:{self.qid} ({self.status})"
+
+
+class Answer(models.Model):
+    """One viewer's answer to one question: changeable until the reveal."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
+    viewer = models.CharField(max_length=64, help_text="the random id the viewer's browser keeps")
+    nickname = models.CharField(max_length=40, blank=True, default="")
+    choice = models.CharField(max_length=100, blank=True, default="")
+    node = models.CharField(max_length=100, blank=True, default="", help_text="a drill diagnosis: the node")
+    value = models.FloatField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["question", "viewer"], name="one_answer_per_viewer")]

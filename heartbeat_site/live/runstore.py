@@ -125,6 +125,18 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 """
 
+# KEYS: lease, log. ARGV: token, ttl_ms, n, (seq, json) x n
+_REPLACE_EVENTS = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local i = 4
+for _ = 1, tonumber(ARGV[3]) do
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], ARGV[i], ARGV[i])
+  redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i + 1])
+  i = i + 2
+end
+return 1
+"""
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -163,6 +175,15 @@ class Lease:
             args.extend((field, value))
         keys = (lease_key(self.run_id), log_key(self.run_id), state_key(self.run_id))
         return bool(get_redis().eval(_PUBLISH, 3, *keys, *args))
+
+    def replace_events(self, events: Sequence[tuple[int, str]]) -> bool:
+        """Put other texts in the log for these seqs (a drill's hidden events, after its reveal)."""
+        if not events:
+            return True
+        args: list[str | int] = [self.token, self.ttl_ms, len(events)]
+        for seq, text in events:
+            args.extend((seq, text))
+        return bool(get_redis().eval(_REPLACE_EVENTS, 2, lease_key(self.run_id), log_key(self.run_id), *args))
 
     def store_frame(self, first: int, last: int, text: str) -> bool:
         """Keep a node-level frame for viewers who join or resume (``frames_after``)."""

@@ -212,6 +212,18 @@ class LessonRun:
         self.now = when
         return self._start_due(when)
 
+    def skip(self, now: float) -> list[StepStart]:
+        """The trainer moves on: the next step starts at `now` whatever its trigger (after a held
+        question, this is its release). Returns the steps that started."""
+        if self.held:
+            return self.release(now)
+        step = self.next_step
+        if step is None:
+            return []
+        self.now = now
+        self._pending_trigger = None
+        return self._begin(step, now, None) + self._start_due(now)
+
     # -- results --------------------------------------------------------------------------------
 
     def question(self, question_id: str) -> QuestionState:

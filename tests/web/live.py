@@ -212,12 +212,15 @@ class Viewer:
 
     async def next_of_type(self, kind: str, timeout: float = 20.0) -> dict:
         """Read on (frames are checked and kept as usual) until a message of type ``kind``."""
+        return await self.next_of_type_in((kind,), timeout)
+
+    async def next_of_type_in(self, kinds: tuple[str, ...], timeout: float = 20.0) -> dict:
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
-            assert remaining > 0, f"{self.name}: no {kind} message within {timeout} s"
+            assert remaining > 0, f"{self.name}: no {' or '.join(kinds)} message within {timeout} s"
             message = await self.next(remaining)
-            if message["type"] == kind:
+            if message["type"] in kinds:
                 return message
 
     async def until_seq(self, seq: int, timeout: float = 30.0) -> None:

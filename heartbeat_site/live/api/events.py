@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live import runstore
+from heartbeat_site.live import classroom, runstore
 from heartbeat_site.live.api.bodies import query_int
 from heartbeat_site.live.api.errors import ApiError
 from heartbeat_site.live.api.runs import get_run_or_404
@@ -35,10 +35,13 @@ def events_page(run: Run, after: int, limit: int) -> tuple[list[dict], int]:
     if events and events[0]["seq"] == after + 1:
         return events, last_seq
     _, replayed = replay_until(run, t)
-    return [e for e in replayed if after < e["seq"] <= last_seq][:limit], last_seq
+    page = [e for e in replayed if after < e["seq"] <= last_seq][:limit]
+    if classroom.hides_cause(run):  # a drill before its reveal: as its viewers saw the stream
+        page = [classroom.viewer_event(e) for e in page]
+    return page, last_seq
 
 
-EVENT_TYPES = ("write", "read", "request-failed", "decision", "transition", "fault")
+EVENT_TYPES = ("write", "read", "request-failed", "decision", "transition", "fault", "hidden")
 
 
 def query_types(request: HttpRequest) -> set[str] | None:

@@ -8,7 +8,7 @@ import redis
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live import runstore, summary
+from heartbeat_site.live import classroom, runstore, summary
 from heartbeat_site.live.api import links
 from heartbeat_site.live.api.bodies import bool_field, int_field, json_object, number_field, reject_unknown_keys
 from heartbeat_site.live.api.errors import ApiError
@@ -21,7 +21,8 @@ from heartbeat_site.live.tokens import hash_token, new_token
 
 log = logging.getLogger(__name__)
 
-CREATE_FIELDS = {"scenario", "document", "speed", "seed", "paused"}
+CREATE_FIELDS = {"scenario", "document", "lesson", "drill", "speed", "seed", "paused"}
+SOURCES = ("scenario", "document", "lesson", "drill")
 
 
 def get_run_or_404(run_id: str) -> Run:
@@ -34,9 +35,19 @@ def get_run_or_404(run_id: str) -> Run:
 def create(request: HttpRequest) -> JsonResponse:
     body = json_object(request)
     reject_unknown_keys(body, CREATE_FIELDS)
-    if ("scenario" in body) == ("document" in body):
-        raise ApiError(400, "scenario-or-document", 'give exactly one of "scenario" (a scenario name) or "document" (a scenario document)')
-    if "scenario" in body:
+    given = [key for key in SOURCES if key in body]
+    if len(given) != 1:
+        raise ApiError(400, "scenario-or-document",
+                       'give exactly one of "scenario" (a scenario name), "document" (a scenario document), "lesson" or "drill" (their names)')
+    lesson = drill = None
+    default_speed = settings.HEARTBEAT["DEFAULT_SPEED"]
+    if "lesson" in body:
+        lesson = classroom.find_lesson(body["lesson"])
+        scenario, default_speed = lesson.scenario, lesson.document.get("speed", default_speed)
+    elif "drill" in body:
+        drill = classroom.find_drill(body["drill"])
+        scenario, default_speed = drill.scenario, drill.document.get("speed", default_speed)
+    elif "scenario" in body:
         name = body["scenario"]
         if not isinstance(name, str):
             raise ApiError(400, "wrong-type", "scenario: must be a scenario name (string)")
@@ -46,7 +57,7 @@ def create(request: HttpRequest) -> JsonResponse:
         scenario = parse_document(document, field="scenario")
     else:
         scenario = parse_document(body["document"])
-    speed = number_field(body, "speed", minimum=MIN_SPEED, maximum=MAX_SPEED, default=settings.HEARTBEAT["DEFAULT_SPEED"])
+    speed = number_field(body, "speed", minimum=MIN_SPEED, maximum=MAX_SPEED, default=default_speed)
     seed = int_field(body, "seed", minimum=0, maximum=2**63 - 1)
     paused = bool_field(body, "paused", False)
     client = client_key(request)
@@ -65,6 +76,8 @@ def create(request: HttpRequest) -> JsonResponse:
         paused=paused,
         control_token_hash=hash_token(token),
         client_key=client,
+        lesson=lesson.name if lesson else "",
+        drill=drill.name if drill else "",
     )
     start_driver(run)
     return JsonResponse(
@@ -121,6 +134,8 @@ def run_body(request: HttpRequest, run: Run) -> dict:
         "viewers": viewers,
         "commands": run.commands.count(),
         "summary": summary.summarise(snapshot.get("snapshot") if snapshot else None),
+        "lesson": run.lesson or None,
+        "drill": run.drill or None,
         "viewer_url": links.viewer_url(request, run.id),
         "ws_url": links.ws_url(request, run.id),
         "created_at": run.created_at.isoformat(),

@@ -2,7 +2,7 @@
 
 from django.urls import re_path
 
-from heartbeat_site.live.api import control, events, openapi, runs, scenarios
+from heartbeat_site.live.api import control, events, lessons, openapi, runs, scenarios
 from heartbeat_site.live.api.dispatch import methods
 
 RUN = r"(?P<run_id>[^/]{1,64})"
@@ -12,6 +12,8 @@ urlpatterns = [
     re_path(r"^scenarios/?$", methods(GET=scenarios.list_scenarios, POST=scenarios.save), name="api-scenarios"),
     re_path(r"^scenarios/validate/?$", methods(POST=scenarios.validate), name="api-scenario-validate"),
     re_path(r"^scenarios/(?P<name>[^/]{1,100})/?$", methods(GET=scenarios.get_scenario), name="api-scenario"),
+    re_path(r"^lessons/?$", methods(GET=lessons.list_lessons), name="api-lessons"),
+    re_path(r"^drills/?$", methods(GET=lessons.list_drills), name="api-drills"),
     re_path(r"^runs/?$", methods(POST=runs.create), name="api-runs"),
     re_path(rf"^runs/{RUN}/?$", methods(GET=runs.detail), name="api-run"),
     re_path(rf"^runs/{RUN}/commands/?$", methods(GET=control.list_commands, POST=control.post_command), name="api-run-commands"),
