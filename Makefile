@@ -58,6 +58,7 @@ golden: python-deps
 
 bench: setup
 	$(PY) bench/fanout_bench.py
-	@if [ -f bench/simulation_bench.py ]; then $(PY) bench/simulation_bench.py; fi
-	@if [ -f bench/browser_bench.py ]; then $(PY) bench/browser_bench.py; fi
-	@if [ -f bench/large_bench.py ]; then $(PY) bench/large_bench.py; fi
+	$(PY) bench/simulation_bench.py
+	$(PY) bench/browser_bench.py
+	$(PY) bench/large_bench.py
+	$(PY) bench/recovery_bench.py
