@@ -134,9 +134,21 @@ DOCUMENT: dict = {
                 "responses": {**_ok("the document", _SCENARIO_DOC), "404": _ERROR},
             }
         },
+        "/api/lessons": {
+            "get": {
+                "summary": "The lesson path: steps and questions, without their answers (docs/lessons.md)",
+                "responses": _ok("the lessons", {"type": "object", "properties": {"lessons": {"type": "array", "items": {"type": "object"}}}}),
+            }
+        },
+        "/api/drills": {
+            "get": {
+                "summary": "The drills: briefs and possible causes, never the cause (docs/lessons.md)",
+                "responses": _ok("the drills", {"type": "object", "properties": {"drills": {"type": "array", "items": {"type": "object"}}}}),
+            }
+        },
         "/api/runs": {
             "post": {
-                "summary": "Start a run from a scenario name or a document",
+                "summary": "Start a run from a scenario name, a document, a lesson or a drill (exactly one of them)",
                 "requestBody": {
                     "required": True,
                     "content": _json(
@@ -145,6 +157,8 @@ DOCUMENT: dict = {
                             "properties": {
                                 "scenario": {"type": "string"},
                                 "document": _SCENARIO_DOC,
+                                "lesson": {"type": "string", "description": "a lesson's name (GET /api/lessons)"},
+                                "drill": {"type": "string", "description": "a drill's name (GET /api/drills)"},
                                 "speed": {"type": "number", "minimum": MIN_SPEED, "maximum": MAX_SPEED},
                                 "seed": {"type": "integer", "minimum": 0},
                                 "paused": {"type": "boolean"},
