@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from heartbeat_site.live import classroom, detail, frames, runstore
 from heartbeat_site.live.clock import VirtualClock
+from heartbeat_site.live.governor import SpeedGovernor
 from heartbeat_site.live.models import ACTIVE_STATUSES, Command, CommandKind, CommandStatus, Run, RunStatus
 from heartbeat_site.live.publisher import Publisher
 from heartbeat_site.live.replay import replay_until
@@ -42,8 +43,6 @@ IDLE_CHECK_SECONDS = 1.0
 # (or a clock message) goes out this often, and commands are taken between slices.
 SLICE_BUDGET = 0.3
 SUB_STEP = 0.05  # wall seconds one run_until call aims at, so a slice keeps its budget
-LIMIT_WINDOW = 5.0  # wall seconds over which the speed a run keeps is measured
-ROOM_SHARE = 0.6  # a limited run speeds up again while its driver is busy less than this share of the time
 # Clusters this large simulate their start-up (nodes registering, every pod created, scheduled
 # and started: a burst of ~90 events per node) ahead of the clock, as fast as the worker can,
 # and go live once it is over, at a steady state.
@@ -53,13 +52,6 @@ OUTAGE_MAX_RETRY = 1.0  # retries back off up to this (well inside a watchdog's 
 REPUBLISH_BATCH = 1000  # events per Redis call when a restarted Redis gets them back
 DETAIL_SECONDS = 60.0  # how long frames carry a node's details after a viewer asked for them
 MAX_WATCHED = 64  # nodes whose details frames carry at once
-NICE_SPEEDS = (0.1, 0.2, 0.25, 0.5, 1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100)
-
-
-def kept_speed(measured: float) -> float:
-    """The speed to announce when a run keeps only ``measured``: a round figure with room."""
-    fitting = [speed for speed in NICE_SPEEDS if speed <= measured * 0.9]
-    return fitting[-1] if fitting else NICE_SPEEDS[0]
 
 
 def frame_interval(base: float, viewers: int) -> float:
@@ -137,6 +129,7 @@ class RunDriver:
         self.startup_end = self.sim.startup_done_at
         self.clock.preparing = run.node_count >= PREPARE_NODES and self.sim.now < self.startup_end
         self.pace = 1.0  # virtual seconds simulated per wall second, as last measured
+        self.governor = SpeedGovernor()
         self.prepared: deque = deque(maxlen=settings.HEARTBEAT["EVENT_LOG_SIZE"])
         self.node_level = detail.is_node_level(run.node_count)
         # what a restarted Redis lost, kept to be put back (``_republish``)
@@ -207,7 +200,7 @@ class RunDriver:
         if not self._flush():
             log.warning("run %s: lease lost, another worker drives it now", self.run_id)
             return "lease-lost"
-        self.window_busy += self.mono() - now
+        self.governor.busy += self.mono() - now
         if self.node_level:
             self._answer_asks()
         return self._housekeeping(now)
@@ -341,10 +334,10 @@ class RunDriver:
             if self.sim.now >= self.startup_end:
                 self._go_live()
             return
-        if not self._advance(self.clock.now(), deadline=now + SLICE_BUDGET):
+        behind = not self._advance(self.clock.now(), deadline=now + SLICE_BUDGET)
+        if behind:
             self.clock.jump_to(self.sim.now)  # the clock waits for the simulation: no lag builds up
-            self.window_behind += 1
-        self.window_slices += 1
+        self.governor.slice_done(behind=behind)
         self._limit_speed(self.mono())
 
     def _go_live(self) -> None:
@@ -371,44 +364,16 @@ class RunDriver:
         log.info("run %s: start-up simulated, live from t=%.1f s", self.run_id, self.sim.now)
 
     def _start_window(self, now: float) -> None:
-        self.window_start, self.window_t = now, self.sim.now
-        self.window_slices = self.window_behind = 0
-        self.window_busy = 0.0  # wall seconds spent simulating and publishing in the window
+        self.governor.restart(now, self.sim.now)
 
     def _limit_speed(self, now: float) -> None:
-        """Lower the speed, and say so, when the worker did not keep it over a whole window;
-        give it back once the worker has room again.
-
-        A run that falls behind its clock is not paced faster: its clock waits (``_advance``
-        stops at the slice budget). If that happened in most slices of LIMIT_WINDOW, the speed
-        actually kept is announced as the run's speed (``limited_from`` says what was asked),
-        so every page shows the truth instead of a clock that keeps stalling. A burst (a zone
-        going down) passes: when a later window kept up with the driver busy less than
-        ROOM_SHARE of the time, the speed goes back up towards the one asked for.
-        """
-        elapsed = now - self.window_start
-        if elapsed < LIMIT_WINDOW:
+        """Lower the speed when the worker does not keep it, raise it back when it has room
+        (``governor.py``), and tell every page."""
+        decision = self.governor.decide(now, self.sim.now, self.clock.speed, self.clock.limited_from)
+        if decision is None or self.clock.paused or self.sim.now >= self.duration:
             return
-        behind = self.window_behind * 2 > self.window_slices
-        measured = (self.sim.now - self.window_t) / elapsed
-        busy = self.window_busy / elapsed
-        self._start_window(now)
-        if self.clock.paused or self.sim.now >= self.duration:
-            return
-        if behind:
-            speed = kept_speed(measured)
-            if speed >= self.clock.speed:
-                return
-            log.warning("run %s: keeps %.2fx of %gx; speed lowered to %gx", self.run_id, measured, self.clock.speed, speed)
-        elif self.clock.limited_from is not None and self.window_behind == 0 and busy < ROOM_SHARE:
-            # at most twice as fast per window: a burst that is over may come back (more nodes fail)
-            doubled = max(nice for nice in NICE_SPEEDS if nice <= 2 * self.clock.speed)
-            speed = min(self.clock.limited_from, doubled, kept_speed(self.clock.speed * ROOM_SHARE / max(busy, 0.01)))
-            if speed <= self.clock.speed:
-                return
-            log.info("run %s: busy %.0f %% of the time at %gx; speed raised to %gx", self.run_id, 100 * busy, self.clock.speed, speed)
-        else:
-            return
+        speed, why = decision
+        log.info("run %s: %s; speed now %gx", self.run_id, why, speed)
         self.clock.limit_speed(speed)
         Run.objects.filter(pk=self.run_id).update(speed=speed)
         self._send_clock()

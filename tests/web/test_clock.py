@@ -3,7 +3,8 @@
 import pytest
 
 from heartbeat_site.live.clock import VirtualClock
-from heartbeat_site.live.driver import frame_interval, kept_speed
+from heartbeat_site.live.driver import frame_interval
+from heartbeat_site.live.governor import LIMIT_WINDOW, SpeedGovernor, kept_speed
 
 
 class FakeMonotonic:
@@ -88,3 +89,34 @@ def test_a_preparing_clock_says_so():
 @pytest.mark.parametrize(("measured", "announced"), [(9.5, 8), (0.71, 0.5), (4.4, 3), (0.05, 0.1), (200, 100)])
 def test_the_speed_announced_is_a_round_one_below_what_was_kept(measured, announced):
     assert kept_speed(measured) == announced
+
+
+def test_a_run_mostly_behind_its_clock_is_lowered_to_what_it_keeps():
+    governor = SpeedGovernor()
+    governor.restart(0.0, 100.0)
+    for i in range(50):
+        governor.slice_done(behind=i % 5 != 0)  # 40 of 50 slices behind
+    assert governor.decide(LIMIT_WINDOW - 0.1, 112.0, 10.0, None) is None  # the window is not over
+    speed, why = governor.decide(LIMIT_WINDOW, 100.0 + 2.4 * LIMIT_WINDOW, 10.0, None)
+    assert speed == 2 and "2.40x of 10x" in why
+
+
+def test_a_limited_run_with_room_speeds_up_at_most_twofold():
+    governor = SpeedGovernor()
+    governor.restart(0.0, 0.0)
+    for _ in range(50):
+        governor.slice_done(behind=False)
+    governor.busy = 0.05 * LIMIT_WINDOW  # 5 % busy: room for far more
+    assert governor.decide(LIMIT_WINDOW, 2 * LIMIT_WINDOW, 2.0, 10.0) == (4, "busy 5 % of the time at 2x")
+    for _ in range(50):
+        governor.slice_done(behind=False)
+    governor.busy = 0.5 * LIMIT_WINDOW  # busy half the time at 8x: 9.6x would fit, 10x would not
+    assert governor.decide(2 * LIMIT_WINDOW, 12 * LIMIT_WINDOW, 8.0, 10.0) is None
+
+
+def test_an_unlimited_run_keeping_up_is_left_alone():
+    governor = SpeedGovernor()
+    governor.restart(0.0, 0.0)
+    for _ in range(50):
+        governor.slice_done(behind=False)
+    assert governor.decide(LIMIT_WINDOW, 10 * LIMIT_WINDOW, 10.0, None) is None
