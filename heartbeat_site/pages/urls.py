@@ -6,6 +6,7 @@ from heartbeat_site.pages import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("myths/", views.myths, name="myths"),
     path("runs/<str:run_id>/", views.run_page, name="run"),
     path("scenarios/<slug:name>/", views.scenario_link, name="scenario-link"),
     path("lang/<str:code>/", views.switch_language, name="switch-language"),

@@ -11,7 +11,8 @@ from django.utils.translation import get_language
 
 from heartbeat_site.pages.catalogue import find_scenario, localized, scenario_cards
 from heartbeat_site.pages.faults import fault_actions
-from heartbeat_site.pages.strings import action_names, ui_strings
+from heartbeat_site.pages.myths import myth_cards
+from heartbeat_site.pages.strings import TEXTS, action_names, ui_strings
 
 
 def _language() -> str:
@@ -61,6 +62,18 @@ def scenario_link(request: HttpRequest, name: str) -> HttpResponse:
             "watch": localized(scenario.watch, language),
             "page_config": {"strings": ui_strings(), "lang": language, "scenario": scenario.name},
         },
+    )
+
+
+def myths(request: HttpRequest) -> HttpResponse:
+    """Myth against fact: what is usually said about node heartbeats, next to what happens."""
+    language = _language()
+    myth_list, questions = myth_cards(language)
+    strings = {key: str(TEXTS[key]) for key in ("home.starting", "home.failed")}  # the "See it" button's
+    return render(
+        request,
+        "pages/myths.html",
+        {"myths": myth_list, "questions": questions, "page_config": {"strings": strings, "lang": language}},
     )
 
 

@@ -35,6 +35,8 @@ export function parseDuration(value) {
 }
 
 export const getRun = (id) => request("GET", `/api/runs/${encodeURIComponent(id)}`);
+/** A new run from a whole `POST /api/runs` body: `{scenario|lesson|drill: name}`, optional speed, seed, paused. */
+export const startRun = (body) => request("POST", "/api/runs", { body });
 export const getEvents = (id, after, types) =>
   request("GET", `/api/runs/${encodeURIComponent(id)}/events?after=${after}&limit=5000&types=${encodeURIComponent(types)}`);
 export const sendCommand = (id, token, command) =>
