@@ -8,11 +8,16 @@ const LARGE = 100_000; // characters: a message this long is parsed by the worke
 // "part": i, "parts": n, "data": "<a slice of its JSON text>"} (docs/websocket-protocol.md).
 const PART_PREFIX = '{"type":"part",';
 const TRY_AGAIN = 4503; // close code: reconnect with ?after= (docs/websocket-protocol.md)
+// The messages of a lesson or drill run (docs/websocket-protocol.md), each to its handler.
+const LESSON_HANDLERS = { lesson: "onLesson", step: "onStep", question: "onQuestion", tally: "onTally",
+  reveal: "onReveal", "answer-ack": "onAnswerAck" };
 
 export class RunConnection {
-  constructor(path, { onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, onDetail, lastSeq }) {
+  /** `handlers`: onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, onDetail, and
+   *  for lessons and drills onLesson, onStep, onQuestion, onTally, onReveal, onAnswerAck. */
+  constructor(path, { lastSeq, ...handlers }) {
     this.path = path;
-    this.handlers = { onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, onDetail };
+    this.handlers = handlers;
     this.lastSeq = lastSeq;
     this.retry = 0;
     this.closed = false;
@@ -220,9 +225,10 @@ export class RunConnection {
         h.onStatus?.(msg);
         break;
       case "error":
-        h.onError?.(msg.message);
+        h.onError?.(msg.message, msg);
         break;
       default:
+        h[LESSON_HANDLERS[msg.type]]?.(msg);
         break;
     }
   }
@@ -232,9 +238,12 @@ export class RunConnection {
     this.handlers.onState?.(state, detail);
   }
 
-  /** Sends a message to the server if the socket is open (a `detail` request, a ping). */
+  /** Sends a message to the server if the socket is open (a `detail` request, a ping, an answer);
+   *  says whether it went. */
   send(message) {
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
+    if (this.ws?.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(JSON.stringify(message));
+    return true;
   }
 
   /** Drops the socket as a flaky network would (used by the tests and the "reconnect" button). */
