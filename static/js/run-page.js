@@ -14,6 +14,7 @@ import { HealthFlowchart } from "./flows/health.js";
 import { makeTranslator, readJson } from "./i18n.js";
 import { nameOf, naturalCompare, readyOf, zoneOf } from "./k8s.js";
 import { KubectlPanel } from "./kubectl-panel.js";
+import { Classroom } from "./lesson.js";
 import { SequenceView } from "./sequence/view.js";
 import { ZoneTraffic } from "./sequence/zone-traffic.js";
 import { loadOnIntent, renderStatic, sequenceToMermaid } from "./static-diagrams.js";
@@ -79,13 +80,19 @@ class RunPage {
       onFrame: (msg) => this.onFrame(msg),
       onPresence: (n) => this.#setText("#viewers", this.t("clock.viewers", { n })),
       onStatus: (msg) => this.onStatus(msg),
-      onError: (message) => this.toast(message),
+      onError: (message, msg) => this.classroom.refused(msg) || this.toast(message),
       onClock: (clock) => {
         this.clock.update(clock);
         request();
       },
       onState: (state) => this.onConnectionState(state),
       onDetail: (msg) => this.onDetail(msg),
+      onLesson: (msg) => this.classroom.onLesson(msg),
+      onStep: (msg) => this.classroom.onStep(msg),
+      onQuestion: (msg) => this.classroom.onQuestion(msg),
+      onTally: (msg) => this.classroom.onTally(msg),
+      onReveal: (msg) => this.classroom.onReveal(msg),
+      onAnswerAck: (msg) => this.classroom.onAnswerAck(msg),
     });
     window.heartbeat = this; // tests and the benchmark read the page's state from here
     request();
@@ -109,6 +116,15 @@ class RunPage {
     this.eviction = new EvictionFlow($("#flow-eviction"), { t });
     await nextTask();
     this.kubectl = new KubectlPanel($("#kubectl"), { store: this.store, clock: this.clock });
+    this.classroom = new Classroom($("#lesson-bar"), $("#question-layer"), {
+      t, lang: this.lang, control: this.control, run: this.config.run,
+      send: (msg) => this.connection?.send(msg) ?? false,
+      command: (cmd) => this.command(cmd),
+      focus: (node) => this.setFocus(node),
+      tab: (name) => this.lessonTab(name),
+      explain: (event) => this.explain(event),
+      reveal: (event) => this.timeline.merge([event]), // a drill's fault, hidden until now
+    });
     this.clockEls = { time: $("#clock-time"), utc: $("#clock-utc"), speed: $("#clock-speed"), state: $("#clock-state") };
     for (const tab of document.querySelectorAll("[data-tab]")) {
       tab.addEventListener("click", () => this.showTab(tab.dataset.tab));
@@ -171,7 +187,7 @@ class RunPage {
     this.setFocus(this.focus, { force: true, auto: true });
     this.cluster.invalidate();
     this.renderedVersion = -1;
-    this.#scenarioInfo(snapshot.scenario);
+    this.#scenarioInfo(snapshot.scenario, msg.run);
     this.#loadHistory(msg.last_seq ?? snapshot.last_seq ?? 0);
     this.snapshotAt = performance.now();
     this.frames.request();
@@ -221,11 +237,12 @@ class RunPage {
   }
 
   /** Scenario title in the page's language, and its length for the timeline's axis. */
-  async #scenarioInfo(scenario) {
+  async #scenarioInfo(scenario, run) {
     if (!scenario?.name || this.scenarioName === scenario.name) return;
     this.scenarioName = scenario.name;
     const title = scenario.title?.[this.lang.startsWith("zh") ? "zh" : "en"] ?? scenario.title?.en ?? scenario.name;
     this.#setText("#scenario-title", title);
+    if (run?.drill) return; // a drill's scenario is named after the drill: no catalogue entry
     try {
       const doc = await getScenario(scenario.name);
       const seconds = parseDuration((doc?.document ?? doc)?.duration);
@@ -254,6 +271,7 @@ class RunPage {
     if (fresh.length) {
       this.sequence.append(fresh);
       this.timeline.append(fresh);
+      this.classroom.events(fresh);
     }
     // A run that starts empty gets its nodes by create writes: focus one as soon as there is one
     // (the preferred one when it comes, unless the user picked one meanwhile). Looked at again
@@ -366,6 +384,25 @@ class RunPage {
     for (const row of document.querySelectorAll("#sequence g.row.selected")) row.classList.remove("selected");
     document.querySelector(`#sequence g.row[data-seq="${event.seq}"]`)?.classList.add("selected");
     this.showTab("why");
+  }
+
+  /** A lesson step's `tab` action: a side panel's tab, or the cluster or traffic panel lit a moment.
+   *  "why" explains the focused node's latest controller decision (what the step is about). */
+  lessonTab(name) {
+    if (["flows", "kubectl", "why"].includes(name)) this.showTab(name);
+    if (name === "why") {
+      const h = this.history;
+      for (let i = h.length - 1; i >= Math.max(0, h.length - 3000); i--) {
+        if (h.typeAt(i) !== "decision") continue;
+        const event = h.at(i);
+        if (event.node !== this.focus || event.rule === "nlc.monitor-pass") continue;
+        this.explain(event);
+        break;
+      }
+    }
+    const panel = document.querySelector({ cluster: ".cluster-panel", traffic: ".seq-panel" }[name] ?? ".side-panel");
+    panel.classList.add("lesson-spot");
+    panel.addEventListener("animationend", () => panel.classList.remove("lesson-spot"), { once: true });
   }
 
   showTab(name) {

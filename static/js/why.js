@@ -62,6 +62,23 @@ export function renderDecision(decision, { t, lang }) {
   return box;
 }
 
+/** A transition, a fault or a decision in a sentence of the page's language (else its type). */
+export function eventText(event, t) {
+  if (event.type === "transition") {
+    return t(`transition.${event.kind}`, {
+      node: event.node ?? "", pod: event.pod ?? "", key: event.key ?? "", effect: event.effect ?? "",
+      from: typeof event.from === "object" ? JSON.stringify(event.from) : event.from ?? "",
+      to: typeof event.to === "object" ? JSON.stringify(event.to) : event.to ?? "",
+    }, event.kind);
+  }
+  if (event.type === "fault") {
+    return t("why.fault", { action: t(`action.${event.action}`, {}, event.action), target: event.node ?? event.zone ?? "" });
+  }
+  if (event.type === "decision") return t(`rule.${event.rule}`, {}, event.rule);
+  if (event.type === "write" || event.type === "read") return `${requestLabel(event)} → ${event.code}`;
+  return event.type;
+}
+
 export function renderWhy(event, { t, lang, history }) {
   const root = el("div", "why");
   root.dataset.seq = event.seq;
@@ -87,14 +104,8 @@ export function renderWhy(event, { t, lang, history }) {
       root.append(el("p", "why-what", t("why.watch", { object: `${event.resource}/${event.name}` })));
       break;
     case "transition":
-      root.append(el("p", "why-what", t(`transition.${event.kind}`, {
-        node: event.node ?? "", pod: event.pod ?? "", key: event.key ?? "", effect: event.effect ?? "",
-        from: typeof event.from === "object" ? JSON.stringify(event.from) : event.from ?? "",
-        to: typeof event.to === "object" ? JSON.stringify(event.to) : event.to ?? "",
-      }, event.kind)));
-      break;
     case "fault":
-      root.append(el("p", "why-what", t("why.fault", { action: t(`action.${event.action}`, {}, event.action), target: event.node ?? event.zone ?? "" })));
+      root.append(el("p", "why-what", eventText(event, t)));
       break;
     case "decision":
       root.append(renderDecision(event, { t, lang }));
