@@ -61,3 +61,46 @@ def find_scenario(name: str):
     from simulation import get_builtin
 
     return get_builtin(name)
+
+
+@dataclass(frozen=True)
+class LessonCard:
+    """A lesson on the path (what GET /api/lessons lists), in the page's language."""
+
+    name: str
+    position: int
+    title: str
+    summary: str
+    steps: int
+    questions: int
+
+
+@dataclass(frozen=True)
+class DrillCard:
+    """A drill (what GET /api/drills lists): its brief, never its cause."""
+
+    name: str
+    position: int
+    title: str
+    brief: str
+
+
+def lesson_cards(language: str) -> list[LessonCard]:
+    from simulation.lessons import builtin_lessons
+
+    return [
+        LessonCard(name=lesson.name, position=lesson.position, title=localized(lesson.title, language),
+                   summary=localized(lesson.document.get("summary"), language), steps=len(lesson.steps),
+                   questions=len(lesson.questions))
+        for lesson in builtin_lessons()
+    ]
+
+
+def drill_cards(language: str) -> list[DrillCard]:
+    from simulation.lessons import builtin_drills
+
+    return [
+        DrillCard(name=drill.name, position=drill.position, title=localized(drill.title, language),
+                  brief=localized(drill.public_document.get("brief"), language))
+        for drill in builtin_drills()
+    ]

@@ -9,7 +9,7 @@ from django.templatetags.static import static
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import get_language
 
-from heartbeat_site.pages.catalogue import find_scenario, localized, scenario_cards
+from heartbeat_site.pages.catalogue import drill_cards, find_scenario, lesson_cards, localized, scenario_cards
 from heartbeat_site.pages.faults import fault_actions
 from heartbeat_site.pages.myths import myth_cards
 from heartbeat_site.pages.strings import TEXTS, action_names, ui_strings
@@ -25,6 +25,8 @@ def home(request: HttpRequest) -> HttpResponse:
         request,
         "pages/home.html",
         {
+            "lessons": lesson_cards(language),
+            "drills": drill_cards(language),
             "cards": scenario_cards(language),
             "action_names": action_names(),
             "page_config": {"strings": ui_strings(), "lang": language},

@@ -23,7 +23,8 @@ async function request(method, url, { body, token } = {}) {
   return data;
 }
 
-export const createRun = (scenario, speed) => request("POST", "/api/runs", { body: speed ? { scenario, speed } : { scenario } });
+/** A new run of `source`: `{scenario: name}`, `{lesson: name}` or `{drill: name}`. */
+export const createRun = (source, speed) => request("POST", "/api/runs", { body: speed ? { ...source, speed } : source });
 export const getScenario = (name) => request("GET", `/api/scenarios/${encodeURIComponent(name)}`);
 
 /** Scenario durations: 900, "90s", "15m", "1h" (ARCHITECTURE: durations accept all four). */

@@ -1,5 +1,6 @@
-// Home page and scenario links: start a run through the REST API, then go to its page with the
-// control token in the URL fragment (never in a query string, so it is in no server log).
+// Home page and scenario links: start a run of a lesson, a drill or a scenario through the REST
+// API, then go to its page with the control token in the URL fragment (never in a query string,
+// so it is in no server log).
 import { controlLink, createRun, viewerLink } from "./api.js";
 import { makeTranslator, readJson } from "./i18n.js";
 
@@ -14,14 +15,15 @@ function toast(text) {
   setTimeout(() => item.remove(), 6000);
 }
 
-async function start(scenario, mode, button) {
+/** `source`: what the run is of, `{lesson: name}`, `{drill: name}` or `{scenario: name}`. */
+async function start(source, mode, button) {
   const label = button?.textContent;
   if (button) {
     button.disabled = true;
     button.textContent = t("home.starting");
   }
   try {
-    const run = await createRun(scenario);
+    const run = await createRun(source);
     const control = controlLink(run.id, run.control_token);
     if (mode === "live") {
       const dialog = document.getElementById("session-dialog");
@@ -42,8 +44,14 @@ async function start(scenario, mode, button) {
   }
 }
 
+/** What a start button's run is of: its data-lesson, data-drill or data-scenario. */
+function sourceOf(data) {
+  for (const kind of ["lesson", "drill", "scenario"]) if (data[kind]) return { [kind]: data[kind] };
+  return null;
+}
+
 for (const button of document.querySelectorAll("[data-start]")) {
-  button.addEventListener("click", () => start(button.dataset.scenario, button.dataset.start, button));
+  button.addEventListener("click", () => start(sourceOf(button.dataset), button.dataset.start, button));
 }
 
 document.getElementById("copy-viewer-link")?.addEventListener("click", async () => {
@@ -58,4 +66,4 @@ document.getElementById("copy-viewer-link")?.addEventListener("click", async () 
 
 // A scenario link starts its private run as soon as it is opened.
 const pending = document.getElementById("scenario-status");
-if (pending) start(pending.dataset.scenario, "private", null);
+if (pending) start(sourceOf(pending.dataset), "private", null);

@@ -81,7 +81,7 @@ def test_home_page_lists_the_catalogue(browser, stack, artifacts, offsite):
     expect(cards.first).to_be_visible()
     assert cards.count() >= 10
     crash = page.locator('.scenario-card[data-scenario="kubelet-crash"]')
-    expect(crash.locator("h2")).to_have_text(re.compile("kubelet", re.IGNORECASE))
+    expect(crash.locator("h3")).to_have_text(re.compile("kubelet", re.IGNORECASE))
     expect(crash.locator("[data-start=live]")).to_be_visible()
     expect(crash.locator(".fault-chip").first).to_be_visible()
     shot(page, artifacts, "home-1920")
@@ -247,7 +247,7 @@ def test_chinese_pages_have_no_untranslated_string(browser, stack, artifacts, of
         expect(card.locator('[data-field="watch"]')).to_have_text(" ".join(scenario.watch["zh"].split()))
     # Drawn with a font that has the glyphs, on any machine: this one has no CJK font at all.
     expect(home.locator(".brand-text")).to_have_text("心跳课堂")
-    for selector in (".brand-text", "h1", "#theme-toggle", ".scenario-card h2"):
+    for selector in (".brand-text", "h1", "#theme-toggle", ".scenario-card h3"):
         text = home.locator(selector).first.inner_text()
         cjk, fonts = cjk_glyphs(home, selector)
         assert cjk >= len(HAN.findall(text)) > 0, (selector, text, fonts)

@@ -3,9 +3,9 @@
 Technical identifiers stay as they are in a Chinese Kubernetes text (object kinds, field names,
 condition values, component names, kubectl output). Everything else in Latin letters is an
 untranslated string. Elements marked translate="no" (kubectl output, object names, the sequence
-diagram's request lines), the language switch (lang="en") and the scenario texts the simulation
-library writes in both languages (data-source="scenario", compared with its zh fields instead)
-are skipped.
+diagram's request lines), the language switch (lang="en") and the scenario, lesson and drill texts
+the simulation library writes in both languages (data-source="scenario" or "lesson", compared with
+its zh fields instead) are skipped.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ COLLECT_JS = """
 (selector) => {
   const out = [];
   const root = selector ? document.querySelector(selector) : document.body;
-  const skip = (el) => el.closest('[translate="no"], [lang="en"], [data-source="scenario"], script, style, code, pre, noscript');
+  const skip = (el) => el.closest('[translate="no"], [lang="en"], [data-source], script, style, code, pre, noscript');
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   while (walker.nextNode()) {
     const node = walker.currentNode;
