@@ -262,8 +262,15 @@ class RunDriver:
 
     def _housekeeping(self, now: float) -> str | None:
         if self.sim.now >= self.duration:
-            self._end(RunStatus.FINISHED, "the scenario's duration was reached")
-            return "finished"
+            if self.teaching is not None and self.teaching.open_question() is not None:
+                # a class still answering: the run waits at its end for the trainer's reveal
+                if not self.clock.paused:
+                    self.pause_here()
+                    Run.objects.filter(pk=self.run_id).update(paused=True)
+                    self._send_clock()
+            else:
+                self._end(RunStatus.FINISHED, "the scenario's duration was reached")
+                return "finished"
         if now - self.last_idle_check >= IDLE_CHECK_SECONDS:
             self.last_idle_check = now
             viewers = runstore.viewer_count(self.run_id)

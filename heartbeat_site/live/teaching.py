@@ -50,6 +50,8 @@ class Teaching:
             self.driver.notify(message)
 
     def _close(self, question: Question) -> None:
+        """No more answers; every page gets the final tally first (answers of the last second included)."""
+        self.driver.notify(classroom.tally(question))
         Question.objects.filter(pk=question.pk).update(status=QuestionStatus.REVEALED, revealed_at=self.driver.sim.now)
         self.last_tally = None
 

@@ -152,3 +152,25 @@ async def test_a_drill_names_its_fault_to_nobody_before_the_reveal(stack):
     assert reveal["evidence"]["event"]["action"] == action
     status, body = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}/events?limit=5000")
     assert any(e["type"] == "fault" and e["action"] == action for e in body["events"]), "after the reveal the record is whole"
+
+
+async def test_a_drill_still_being_answered_waits_at_its_end_for_the_reveal(stack):
+    status, run = await ahttp("POST", f"{stack.base}/api/runs", {"drill": "silent-node", "speed": 100})
+    assert status == 201, run
+    viewer = await Viewer.open(run["ws_url"], "slow class")
+    question = await asked(viewer)
+    # 12 virtual minutes at 100x: the scenario's end comes in seconds; the run holds there
+    while True:
+        clock = (await viewer.next_of_type("clock", timeout=30))["clock"]
+        if clock["paused"] and clock["t"] >= 700:
+            break
+    assert viewer.status is None, "the run ended with its diagnosis still open"
+    ack = await answer(viewer, "diagnosis", choice=question["choices"][0]["id"], node=question["nodes"][0])
+    assert ack["type"] == "answer-ack"
+    status, body = await command(stack, run, {"action": "reveal"}, run["control_token"])
+    assert (status, body["status"]) == (202, "applied"), body
+    final = await viewer.next_of_type("tally")
+    assert final["answers"] == 1  # the reveal comes with the last tally
+    await viewer.next_of_type("reveal")
+    ended = await viewer.until_status(timeout=30)
+    assert ended["status"] == "finished"
