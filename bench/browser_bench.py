@@ -1,4 +1,4 @@
-"""Browser rendering benchmark of the live run page (issue 4).
+"""Browser rendering benchmark of the live run page.
 
 A 100-node run (10 pods per node, two zones, kubelet faults on the way) is computed with the
 simulation library, then replayed into the real run page at 10 frames per second, so only the

@@ -1,4 +1,4 @@
-"""Simulation core benchmark (issue 2): clusters of 100, 1,000 and 5,000 nodes, 10 pods per
+"""Simulation core benchmark: clusters of 100, 1,000 and 5,000 nodes, 10 pods per
 node, 3 zones, simulated for one hour with defaults and a zone-b outage at 30 min.
 
 Prints wall time, simulated seconds per wall second, events per second and peak memory.
