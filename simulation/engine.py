@@ -1,6 +1,6 @@
 """A small discrete-event engine: one heap of (time, priority, order, callback).
 
-Why not SimPy (issue 2 asks to say why): two things this project needs that SimPy does not
+Why not SimPy: two things this project needs that SimPy does not
 offer, and a modest speed gain. (1) Commands must sort at their instant by their own key, not
 by when they were scheduled: a live run schedules a command just before it applies, a rebuilt
 run schedules it at the start, and both must give the same bytes. SimPy breaks ties by

@@ -1,4 +1,4 @@
-"""One vocabulary for scenario fault scripts and live commands (issue 2, item 7).
+"""One vocabulary for scenario fault scripts and live commands.
 
 Each action names what it needs; `for: DURATION` schedules the reverse action. Validation
 errors carry the field path so the API and the scenario validator report the same words.

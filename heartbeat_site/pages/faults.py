@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
-# The vocabulary of issue 2, used only while the simulation package cannot be imported (its
+# The fault vocabulary, used only while the simulation package cannot be imported (its
 # FAULT_ACTIONS is the authority; a test checks both agree).
 FALLBACK_ACTIONS = (
     "stop-kubelet",

@@ -88,7 +88,7 @@ class LiveStack:
 
 def make_stack(logdir: Path, **extra_env: str) -> LiveStack:
     client = get_redis()
-    client.delete("heartbeat", "hb:runs:active")  # stale tasks/runs of earlier sessions
+    client.delete("heartbeat", "hb:runs:active")  # stale tasks and runs of earlier test runs
     env = {
         "DATABASE_URL": database_url(),
         "REDIS_URL": os.environ["REDIS_URL"],
