@@ -8,7 +8,7 @@ from django.db.models import Sum
 from django.http import HttpRequest
 
 from heartbeat_site.live import runstore
-from heartbeat_site.live.api.errors import ApiError
+from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import ACTIVE_STATUSES, Run
 from heartbeat_site.live.watchdog import seen_within
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db import IntegrityError
 
-from heartbeat_site.live.api.errors import ApiError
+from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Answer, Question, QuestionStatus, Run
 from simulation.lessons import Drill, Lesson, builtin_drills, builtin_lessons, get_drill, get_lesson, hide_cause, hide_in_snapshot
 

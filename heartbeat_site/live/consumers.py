@@ -26,7 +26,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from heartbeat_site.live import classroom, detail, fanout, frames, runstore
-from heartbeat_site.live.api.errors import ApiError
+from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run, RunStatus
 from heartbeat_site.live.replay import replay_until
 

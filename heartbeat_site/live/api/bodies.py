@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
 
-from heartbeat_site.live.api.errors import ApiError
+from heartbeat_site.live.errors import ApiError
 
 
 def json_object(request: HttpRequest) -> dict[str, Any]:

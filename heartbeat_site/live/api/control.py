@@ -6,8 +6,8 @@ from django.http import HttpRequest, JsonResponse
 
 from heartbeat_site.live import commands
 from heartbeat_site.live.api.bodies import json_object
-from heartbeat_site.live.api.errors import ApiError
 from heartbeat_site.live.api.runs import get_run_or_404
+from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Command, Run
 from heartbeat_site.live.tokens import bearer_token, token_matches
 

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from heartbeat_site.live.api.errors import ApiError, error_response
+from heartbeat_site.live.api.errors import api_error_response, error_response
+from heartbeat_site.live.errors import ApiError
 
 Handler = Callable[..., HttpResponse]
 
@@ -24,6 +25,6 @@ def methods(**handlers: Handler) -> Callable[..., HttpResponse]:
         try:
             return handler(request, *args, **kwargs)
         except ApiError as exc:
-            return exc.response()
+            return api_error_response(exc)
 
     return view

@@ -1,7 +1,8 @@
 """Every API error is JSON naming the problem: ``{"error": code, "message": text, ...}``.
 
-Views raise :class:`ApiError`; the middleware turns it (and anything unexpected) into a
-JSON response so that scripts never have to parse an HTML error page.
+Views and the service code they call raise :class:`~heartbeat_site.live.errors.ApiError`; the
+method router and the middleware turn it (and anything unexpected) into a JSON response, so
+that scripts never have to parse an HTML error page.
 """
 
 from __future__ import annotations
@@ -14,21 +15,9 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 
+from heartbeat_site.live.errors import ApiError
+
 log = logging.getLogger(__name__)
-
-
-class ApiError(Exception):
-    """An error a client caused (or must hear about), with its HTTP status."""
-
-    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.extra = extra
-
-    def response(self) -> JsonResponse:
-        return error_response(self.status, self.code, self.message, **self.extra)
 
 
 def error_response(status: int, code: str, message: str, **extra: Any) -> JsonResponse:
@@ -38,6 +27,11 @@ def error_response(status: int, code: str, message: str, **extra: Any) -> JsonRe
     if "retry_after" in extra:
         response["Retry-After"] = str(extra["retry_after"])
     return response
+
+
+def api_error_response(error: ApiError) -> JsonResponse:
+    """The JSON response for an :class:`ApiError` raised by a view or the service code."""
+    return error_response(error.status, error.code, error.message, **error.extra)
 
 
 def is_api_path(path: str) -> bool:
@@ -57,11 +51,11 @@ class JsonErrorsForApiMiddleware:
         if not is_api_path(request.path):
             return None
         if isinstance(exception, ApiError):
-            return exception.response()
+            return api_error_response(exception)
         unavailable = dependency_unavailable(exception)
         if unavailable is not None:
             log.warning("%s %s: %s", request.method, request.path, unavailable.message)
-            return unavailable.response()
+            return api_error_response(unavailable)
         log.exception("unexpected error on %s %s", request.method, request.path)
         return error_response(500, "internal", f"unexpected server error: {type(exception).__name__}")
 
@@ -72,10 +66,12 @@ RETRY_AFTER_SECONDS = 5
 def dependency_unavailable(exception: BaseException) -> ApiError | None:
     """A 503 naming what is down when ``exception`` says Redis or the database is away."""
     if isinstance(exception, redis.RedisError | ConnectionError):
-        return ApiError(503, "redis-unavailable", f"Redis cannot be reached ({type(exception).__name__}); nothing was changed, retry shortly",
+        return ApiError(503, "redis-unavailable",
+                        f"Redis cannot be reached ({type(exception).__name__}); nothing was changed, retry shortly",
                         retry_after=RETRY_AFTER_SECONDS)
     if isinstance(exception, OperationalError | InterfaceError):
-        return ApiError(503, "database-unavailable", f"the database cannot be reached ({type(exception).__name__}); nothing was changed, retry shortly",
+        return ApiError(503, "database-unavailable",
+                        f"the database cannot be reached ({type(exception).__name__}); nothing was changed, retry shortly",
                         retry_after=RETRY_AFTER_SECONDS)
     return None
 

@@ -10,8 +10,8 @@ from django.http import HttpRequest, JsonResponse
 
 from heartbeat_site.live import classroom, runstore
 from heartbeat_site.live.api.bodies import query_int
-from heartbeat_site.live.api.errors import ApiError
 from heartbeat_site.live.api.runs import get_run_or_404
+from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.replay import replay_until
 from simulation import audit_record
