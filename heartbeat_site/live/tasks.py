@@ -66,4 +66,4 @@ def _start_watchdog(sender: object = None, **_: object) -> None:
     from heartbeat_site.live.watchdog import start_watchdog_thread
 
     name = getattr(sender, "hostname", None) or f"worker-{os.getpid()}"
-    start_watchdog_thread(STOP, name)
+    start_watchdog_thread(STOP, name, dispatch=drive_run.delay)

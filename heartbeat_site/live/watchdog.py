@@ -3,12 +3,17 @@
 A driver renews its lease every slice; when its worker dies (SIGKILL, machine gone) the
 lease lapses after ``HEARTBEAT_LEASE_TTL`` and the next watchdog pass (every TTL/2) sends
 a new ``drive_run`` task, so a run is taken over within 2 x TTL.
+
+The watchdog knows nothing of Celery: the worker hands it ``dispatch``, the one thing it
+needs (send a driver for this run id), so this module and ``heartbeat_site/live/tasks.py``
+do not import each other.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import close_old_connections
@@ -17,6 +22,8 @@ from heartbeat_site.live import runstore
 from heartbeat_site.live.models import ACTIVE_STATUSES, Run
 
 log = logging.getLogger(__name__)
+
+Dispatch = Callable[[str], object]  # sends a driver for the run with this id
 
 
 def recover_active_runs() -> int:
@@ -27,15 +34,13 @@ def recover_active_runs() -> int:
     return len(ids)
 
 
-def watch_once() -> list[str]:
+def watch_once(dispatch: Dispatch) -> list[str]:
     """Dispatch a driver for every active run without a lease holder; return their ids.
 
     An empty set of active runs may be a Redis that restarted empty: the runs the database
     says are active are listed again, and dispatched at the next pass if nobody drives them
     by then (their drivers, if alive, take their leases back within a second or two).
     """
-    from heartbeat_site.live.tasks import drive_run
-
     ttl = settings.HEARTBEAT["LEASE_TTL"]
     active = runstore.active_runs()
     if not active:
@@ -44,7 +49,7 @@ def watch_once() -> list[str]:
     dispatched = []
     for run_id in sorted(active):
         if runstore.lease_holder(run_id) is None and runstore.claim_takeover(run_id, ttl):
-            drive_run.delay(run_id)
+            dispatch(run_id)
             dispatched.append(run_id)
     if dispatched:
         log.info("watchdog dispatched drivers for %s", ", ".join(dispatched))
@@ -56,7 +61,7 @@ def seen_within() -> float:
     return max(3.0, 3 * settings.HEARTBEAT["LEASE_TTL"])
 
 
-def start_watchdog_thread(stop: threading.Event, name: str) -> threading.Thread:
+def start_watchdog_thread(stop: threading.Event, name: str, dispatch: Dispatch) -> threading.Thread:
     """Every TTL/2: say this worker is alive (``runstore.live_workers``), dispatch orphans."""
     interval = settings.HEARTBEAT["LEASE_TTL"] / 2
 
@@ -68,7 +73,7 @@ def start_watchdog_thread(stop: threading.Event, name: str) -> threading.Thread:
         while not stop.wait(interval):
             try:
                 runstore.worker_seen(name)
-                watch_once()
+                watch_once(dispatch)
             except Exception:  # Redis briefly away: try again next pass
                 log.exception("watchdog pass failed")
             finally:
