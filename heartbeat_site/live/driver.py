@@ -25,9 +25,9 @@ from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
 from heartbeat_site.live import classroom, detail, frames, runstore
-from heartbeat_site.live.clock import VirtualClock
 from heartbeat_site.live.governor import SpeedGovernor
 from heartbeat_site.live.models import ACTIVE_STATUSES, Command, CommandKind, CommandStatus, Run, RunStatus
+from heartbeat_site.live.pacing import VirtualClock
 from heartbeat_site.live.publisher import Publisher
 from heartbeat_site.live.replay import replay_until
 from heartbeat_site.live.teaching import teaching_for

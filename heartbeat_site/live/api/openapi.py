@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live.clock import MAX_SPEED, MIN_SPEED
+from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
 
 _ERROR = {"$ref": "#/components/responses/Error"}
 _RUN_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}, "description": "run id"}

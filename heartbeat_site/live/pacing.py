@@ -1,8 +1,9 @@
-"""The driver's virtual clock: virtual time = base + wall time elapsed x speed.
+"""How a live run's virtual time follows the wall clock: base + wall time elapsed x speed.
 
-It reads ``time.monotonic`` (never Celery ETAs or beat, which are ~1 s precise) and is
-rebased on every pause, resume, speed change or jump, so changing speed never moves
-the virtual time already reached.
+The driver paces its simulation by this clock (``simulation/clock.py`` is the virtual time
+itself, in microseconds). It reads ``time.monotonic`` (never Celery ETAs or beat, which are
+~1 s precise) and is rebased on every pause, resume, speed change or jump, so changing speed
+never moves the virtual time already reached.
 """
 
 from __future__ import annotations
