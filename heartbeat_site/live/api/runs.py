@@ -13,10 +13,10 @@ from heartbeat_site.live.api import links
 from heartbeat_site.live.api.bodies import bool_field, int_field, json_object, number_field, reject_unknown_keys
 from heartbeat_site.live.api.scenarios import parse_document
 from heartbeat_site.live.caps import check_run_caps, check_worker_capacity, client_key
-from heartbeat_site.live.catalogue import find_document
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
+from heartbeat_site.live.saved_scenarios import find_document
 from heartbeat_site.live.tokens import hash_token, new_token
 
 log = logging.getLogger(__name__)

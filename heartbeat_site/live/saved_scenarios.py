@@ -1,4 +1,5 @@
-"""Scenarios: the built-in catalogue (from ``simulation.builtin_scenarios()``) and saved ones."""
+"""Scenarios saved in the database: the built-ins (``simulation.builtin_scenarios()``, loaded by
+``manage.py load_builtins``) and the custom ones posted to ``POST /api/scenarios``."""
 
 from __future__ import annotations
 
