@@ -1,10 +1,12 @@
-"""The scenario catalogue as the home page shows it, in the page's language."""
+"""The home page's cards (lessons, drills, scenarios) in the page's language."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from heartbeat_site.pages.faults import fault_actions
+from simulation import builtin_scenarios, get_builtin
+from simulation.lessons import builtin_drills, builtin_lessons
 
 
 @dataclass(frozen=True)
@@ -52,14 +54,10 @@ def card_for(scenario, language: str) -> ScenarioCard:
 
 
 def scenario_cards(language: str) -> list[ScenarioCard]:
-    from simulation import builtin_scenarios
-
     return [card_for(s, language) for s in builtin_scenarios()]
 
 
 def find_scenario(name: str):
-    from simulation import get_builtin
-
     return get_builtin(name)
 
 
@@ -86,8 +84,6 @@ class DrillCard:
 
 
 def lesson_cards(language: str) -> list[LessonCard]:
-    from simulation.lessons import builtin_lessons
-
     return [
         LessonCard(name=lesson.name, position=lesson.position, title=localized(lesson.title, language),
                    summary=localized(lesson.document.get("summary"), language), steps=len(lesson.steps),
@@ -97,8 +93,6 @@ def lesson_cards(language: str) -> list[LessonCard]:
 
 
 def drill_cards(language: str) -> list[DrillCard]:
-    from simulation.lessons import builtin_drills
-
     return [
         DrillCard(name=drill.name, position=drill.position, title=localized(drill.title, language),
                   brief=localized(drill.public_document.get("brief"), language))

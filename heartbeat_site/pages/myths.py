@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from heartbeat_site.pages.catalogue import localized
+from heartbeat_site.pages.cards import localized
 
 # A scenario link plays its run fast enough that the moment to look at comes after about this
 # many seconds of wall time (never slower than 1x, never faster than 20x).

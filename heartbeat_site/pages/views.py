@@ -9,7 +9,7 @@ from django.templatetags.static import static
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import get_language
 
-from heartbeat_site.pages.catalogue import drill_cards, find_scenario, lesson_cards, localized, scenario_cards
+from heartbeat_site.pages.cards import drill_cards, find_scenario, lesson_cards, localized, scenario_cards
 from heartbeat_site.pages.faults import fault_actions
 from heartbeat_site.pages.myths import myth_cards
 from heartbeat_site.pages.strings import TEXTS, action_names, ui_strings
