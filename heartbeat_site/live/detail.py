@@ -26,6 +26,9 @@ KEPT_LABELS = ("kubernetes.io/hostname", "topology.kubernetes.io/zone")
 # Transitions of single pods and their endpoints: at node level they show as pod counts.
 POD_TRANSITIONS = frozenset({"pod-ready", "pod-phase", "pod-terminating", "pod-deleted", "pod-created", "pod-scheduled", "pod-disruption-target", "endpoint"})
 POD_RESOURCES = frozenset({"pods", "endpointslices"})
+# Kubelets' own requests: in a zone outage 1,667 of them fail again and again (each kubelet retries
+# its Lease every few seconds); at node level they are counts per node (``failed``).
+KUBELET_COMPONENTS = frozenset({"kubelet-lease", "kubelet-status", "kubelet"})
 
 
 def is_node_level(node_count: int) -> bool:
@@ -40,7 +43,8 @@ def trim_node(node: dict) -> dict:
     """A Node with what the overview and ``kubectl get nodes`` read; the full one is a detail.
 
     Of its conditions, Ready always, the others (memory, disk, PID pressure) only when they are
-    not False: a healthy node's three "no pressure" conditions would be half of its size.
+    True: a node's three "no pressure" conditions would be half of its size, and when its kubelet
+    goes silent the controller turns all three Unknown with Ready, which Ready already tells.
     """
     meta = node.get("metadata") or {}
     spec = node.get("spec") or {}
@@ -51,7 +55,7 @@ def trim_node(node: dict) -> dict:
     conditions = [
         {key: c[key] for key in ("type", "status", "reason", "lastHeartbeatTime", "lastTransitionTime") if key in c}
         for c in (node.get("status") or {}).get("conditions") or ()
-        if c.get("type") == "Ready" or c.get("status") != "False"
+        if c.get("type") == "Ready" or c.get("status") == "True"
     ]
     return {"metadata": out_meta, "spec": out_spec, "status": {"conditions": conditions}}
 
@@ -128,6 +132,13 @@ def _kept(event: dict) -> bool:
     return True
 
 
+def _failed_kubelet_request(event: dict) -> bool:
+    """A kubelet's request that failed (no answer, or an error code): it changed nothing."""
+    if event.get("component") not in KUBELET_COMPONENTS:
+        return False
+    return event["type"] == "request-failed" or (event["type"] == "write" and (event.get("code") or 0) >= 400)
+
+
 def _changed_pod_nodes(events: Iterable[dict]) -> set[str]:
     """Nodes whose pods may have changed ("" for pods not placed yet)."""
     nodes = set()
@@ -154,10 +165,16 @@ def _concerns(event: dict, node: str) -> bool:
 
 def node_frame(events: Sequence[dict], clock: dict, sim: Simulation, watched: Iterable[str], sent_at: int) -> dict:
     """The node-level frame of ``events`` (consecutive seqs, the slice just simulated)."""
+    watched = set(watched)
     kept: list[dict] = []
     omitted: Counter[str] = Counter()
     renewals: dict[str, str] = {}
+    failed: Counter[str] = Counter()
     for event in events:
+        if _failed_kubelet_request(event) and event.get("node") not in watched:
+            omitted[event["type"]] += 1
+            failed[event.get("node") or ""] += 1
+            continue
         if _kept(event):
             if event["type"] == "write" and event.get("object") is not None:
                 if event.get("resource") == "nodes":
@@ -181,10 +198,12 @@ def node_frame(events: Sequence[dict], clock: dict, sim: Simulation, watched: It
         message["omitted"] = dict(sorted(omitted.items()))
     if renewals:
         message["renewals"] = renewals
+    if failed:
+        message["failed"] = dict(failed)
     changed = _changed_pod_nodes(events)
     if changed:
         message["podCounts"] = sim.pod_counts(sorted(changed))
-    details = {node: [e for e in events if _concerns(e, node)] for node in watched}
+    details = {node: [e for e in events if _concerns(e, node)] for node in sorted(watched)}
     details = {node: found for node, found in details.items() if found}
     if details:
         message["details"] = details

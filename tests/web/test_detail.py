@@ -158,3 +158,29 @@ def test_detail_of_an_unknown_node_is_none():
 @pytest.mark.parametrize(("nodes", "level"), [(100, False), (101, True)])
 def test_runs_over_the_threshold_are_node_level(nodes, level):
     assert detail.is_node_level(nodes) is level
+
+
+def test_failed_kubelet_requests_are_counted_per_node_except_for_watched_nodes():
+    """In a zone outage every silent kubelet retries its Lease: at node level those failures are
+    counts per node (the zone traffic line adds them up); an opened node keeps its own."""
+    sim = Simulation(load_scenario(outage_document()))
+    sim.run_until(30)
+    watched = "node-50"  # in zone-b (nodes 41-80)
+    raw = [e.to_dict() for e in sim.run_until(120)]
+    failures = [e for e in raw if e["type"] == "request-failed" and e["component"].startswith("kubelet")]
+    frame = json.loads(json.dumps(detail.node_frame(raw, {}, sim, [watched], 0)))
+    counted = frame["failed"]
+    assert sum(counted.values()) == len([e for e in failures if e["node"] != watched]) > 40 * 3
+    assert watched not in counted and len(counted) == 39  # zone-b's other nodes
+    kept = [e for e in frame["events"] if e["type"] == "request-failed"]
+    assert kept and {e["node"] for e in kept} == {watched}
+    assert frame["omitted"]["request-failed"] == sum(counted.values())
+
+
+def test_a_trimmed_node_keeps_ready_and_only_the_pressure_conditions_that_are_true():
+    sim = Simulation(load_scenario(outage_document()))
+    sim.run_until(130)  # zone-b's nodes are Unknown: all four conditions went Unknown
+    nodes = {n["metadata"]["name"]: n for n in detail.node_snapshot(sim)["objects"]["nodes"]}
+    assert [(c["type"], c["status"]) for c in nodes["node-50"]["status"]["conditions"]] == [("Ready", "Unknown")]
+    full = next(n for n in sim.snapshot()["objects"]["nodes"] if n["metadata"]["name"] == "node-50")
+    assert sum(c["status"] == "Unknown" for c in full["status"]["conditions"]) == 4

@@ -23,13 +23,17 @@ export class ZoneTraffic {
   }
 
   /**
-   * Counts what a frame says other kubelets did: its `renewals` (Lease renewals condensed at node
-   * level, at the frame's time) and its kubelet requests. `zoneOf(node)` names a node's zone.
+   * Counts what a frame says other kubelets did: its `renewals` and `failed` (Lease renewals and
+   * failed kubelet requests condensed at node level, at the frame's time) and its kubelet
+   * requests. `zoneOf(node)` names a node's zone.
    */
   add(frame, { zoneOf, focus }) {
     const t = frame.clock?.t ?? 0;
     for (const node of Object.keys(frame.renewals ?? {})) {
       if (node !== focus) this.#counts(t, zoneOf(node)).leasePuts++;
+    }
+    for (const [node, n] of Object.entries(frame.failed ?? {})) {
+      if (node !== focus) this.#counts(t, zoneOf(node)).failed += n;
     }
     for (const event of frame.events ?? []) {
       if (!KUBELET_COMPONENTS.has(event.component) || !event.node || event.node === focus) continue;
