@@ -56,7 +56,9 @@ export function rowFor(event, focus, aggregate = false) {
       return { ...base, kind: "lost", from: laneOf(event.component, event.node, focus), to: APISERVER,
         label: requestLabel(event), node: event.node, other: event.node !== focus };
     case "watch": {
-      const targets = [...new Set((event.to ?? []).map((c) => laneOf(c, event.node, focus)))].filter((l) => l !== APISERVER);
+      // Deliveries to other kubelets are theirs to count too, when they are counted per zone.
+      const targets = [...new Set((event.to ?? []).map((c) => laneOf(c, event.node, focus)))]
+        .filter((l) => l !== APISERVER && !(aggregate && l === "other-kubelets"));
       if (!targets.length) return null;
       return { ...base, kind: "watch", from: APISERVER, targets, label: `${event.resource}/${event.name}`, node: event.node };
     }

@@ -50,11 +50,14 @@ export class SequenceView {
     this.head = root.querySelector(".seq-head");
     this.scroller = root.querySelector(".seq-scroll");
     this.lifelineSvg = d3.select(this.scroller).append("svg").attr("class", "seq-lifelines").attr("aria-hidden", "true");
-    this.blocksLayer = d3.select(this.scroller).append("div").attr("class", "seq-blocks").attr("role", "img").node();
+    this.blocksLayer = d3.select(this.scroller).append("div").attr("class", "seq-blocks").attr("role", "img")
+      .attr("aria-labelledby", "seq-title").node();
     this.liveButton = root.querySelector(".seq-live");
     this.zonesBox = root.parentElement?.querySelector(".seq-zones") ?? document.createElement("div");
     this.reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
     this.droppedSeen = 0;
+    this.compact = false; // a narrow panel (a phone, a tablet): see setCompact
+    this.lanes = LANES;
     this.pending = false;
     this.dirty = true;
     this.height = 0;
@@ -90,16 +93,28 @@ export class SequenceView {
     this.layout();
   }
 
+  /**
+   * A narrow panel (a phone, a tablet) draws no lane for the other kubelets while their requests
+   * are counted per zone instead (`setAggregate`): the focused node's lanes and the controllers
+   * share the width, and the diagram fits down to 300 px instead of 480.
+   */
+  setCompact(on) {
+    if (this.compact === on) return;
+    this.compact = on;
+    this.layout();
+  }
+
   /** Lane x positions follow the panel width; recomputed on resize only. */
   layout() {
-    const width = Math.max(this.scroller.clientWidth, 480);
+    const width = Math.max(this.scroller.clientWidth, this.compact ? 300 : 480);
+    this.lanes = this.compact && this.model.aggregate ? LANES.filter((lane) => lane.id !== "other-kubelets") : LANES;
     this.width = width;
     this.viewHeight = this.scroller.clientHeight;
-    this.laneW = (width - GUTTER) / LANES.length;
-    this.x = new Map(LANES.map((lane, i) => [lane.id, GUTTER + this.laneW * (i + 0.5)]));
+    this.laneW = (width - GUTTER) / this.lanes.length;
+    this.x = new Map(this.lanes.map((lane, i) => [lane.id, GUTTER + this.laneW * (i + 0.5)]));
     this.renderHead();
     this.lifelineSvg.attr("width", width);
-    this.lifelineSvg.selectAll("line").data(LANES).join("line")
+    this.lifelineSvg.selectAll("line").data(this.lanes).join("line")
       .attr("class", (d) => `lifeline lane-${d.id}`)
       .attr("x1", (d) => this.x.get(d.id)).attr("x2", (d) => this.x.get(d.id)).attr("y1", 0).attr("y2", this.svgHeight ?? 0);
     this.#clear(); // positions depend on the width: redraw the window once
@@ -114,7 +129,7 @@ export class SequenceView {
    * are neither cut nor overlapping on a laptop.
    */
   renderHead() {
-    const labels = LANES.map((lane, i) => {
+    const labels = this.lanes.map((lane, i) => {
       const div = document.createElement("div");
       div.className = `lane-label lane-${lane.id} tier-${i % 2}`;
       const x = this.x.get(lane.id);
@@ -134,7 +149,7 @@ export class SequenceView {
     this.head.replaceChildren(...labels);
     // A name that does not fit in its two lines takes its short form, if it has one (on resize
     // and refocus only: the one layout read of the head).
-    LANES.forEach((lane, i) => {
+    this.lanes.forEach((lane, i) => {
       const span = labels[i].firstChild;
       const short = this.t(`lane-short.${lane.id}`, {}, "");
       if (short && span.scrollHeight > span.clientHeight + 1) span.textContent = short;
@@ -149,6 +164,7 @@ export class SequenceView {
     if (this.model.aggregate === on) return;
     this.model.aggregate = on;
     this.zonesBox.hidden = !on;
+    if (this.compact) this.layout(); // the other kubelets' lane comes or goes
     this.setFocus(this.focus);
   }
 
@@ -159,8 +175,8 @@ export class SequenceView {
       div.className = "seq-zone";
       div.dataset.silent = String(z.kubelets > 0 && z.leasePuts === 0);
       div.textContent = this.t("seq.zone-traffic", {
-        zone: z.zone, kubelets: z.kubelets.toLocaleString("en"), leases: z.leasePuts.toLocaleString("en"),
-        status: z.statusWrites.toLocaleString("en"), failed: z.failed.toLocaleString("en"),
+        zone: z.zone || this.t("cluster.no-zone"), kubelets: z.kubelets.toLocaleString("en"),
+        leases: z.leasePuts.toLocaleString("en"), status: z.statusWrites.toLocaleString("en"), failed: z.failed.toLocaleString("en"),
       });
       return div;
     });
@@ -388,11 +404,23 @@ export class SequenceView {
         item.head = g.append("path").attr("class", "head").attr("d", arrowHead(x2, y - 4, dir));
       }
       const label = row.code && row.code >= 400 ? `${row.label} → ${row.code}` : row.label;
-      item.label = g.append("text").attr("class", "label").attr("x", (x1 + x2) / 2).attr("y", y - 7).attr("text-anchor", "middle").text(label);
+      item.label = g.append("text").attr("class", "label").attr("x", this.#labelX(x1, x2, label)).attr("y", y - 7)
+        .attr("text-anchor", "middle").text(label);
     }
     if (item.arrivedAt !== undefined && now - item.arrivedAt < FRESH_MS && !this.#arrive(item, now)) {
       this.arriving.set(row.seq, item);
     }
+  }
+
+  /**
+   * Where a request line is centred: over its arrow, or, in a narrow panel, moved as little as
+   * needed to keep it off the times' gutter and inside the panel (at ~6.3 px a character).
+   */
+  #labelX(x1, x2, label) {
+    const middle = (x1 + x2) / 2;
+    if (!this.compact) return middle;
+    const half = (label.length * 6.3) / 2;
+    return Math.max(GUTTER + half, Math.min(this.width - 2 - half, middle));
   }
 
   /**
