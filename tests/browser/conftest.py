@@ -13,7 +13,7 @@ from tests.web.live import http, running_stack
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-# STACK-NOTES pitfall 11: Debian's chromium, headless, no sandbox, nothing phoning home.
+# Debian's chromium (no `playwright install`), headless, no sandbox, nothing phoning home.
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1"}

@@ -1,1 +1,1 @@
-"""REST API under /api/ (contract: ARCHITECTURE.md "Web"; document: /api/openapi.json)."""
+"""REST API under /api/ (contract: docs/architecture.md §6; document: /api/openapi.json)."""

@@ -17,7 +17,7 @@ def methods(**handlers: Handler) -> Callable[..., HttpResponse]:
     """``methods(GET=list_x, POST=create_x)``: one URL, one handler per HTTP method."""
     allowed = sorted(handlers)
 
-    @csrf_exempt  # control is by bearer token (ARCHITECTURE "Web"), never by cookie
+    @csrf_exempt  # control is by bearer token (docs/architecture.md §6.1), never by cookie
     def view(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         handler = handlers.get(request.method or "")
         if handler is None:

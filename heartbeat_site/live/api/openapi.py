@@ -24,7 +24,7 @@ def _ok(description: str, schema: dict, status: str = "200") -> dict:
     return {status: {"description": description, "content": _json(schema)}}
 
 
-_SCENARIO_DOC = {"type": "object", "description": "scenario document (ARCHITECTURE.md 'Scenario document')", "additionalProperties": True}
+_SCENARIO_DOC = {"type": "object", "description": "scenario document (docs/architecture.md §3)", "additionalProperties": True}
 _CLOCK = {
     "type": "object",
     "properties": {"t": {"type": "number", "description": "virtual seconds"}, "speed": {"type": "number"}, "paused": {"type": "boolean"}},
