@@ -3,7 +3,7 @@
 Frames come through the channel layer, which is at-most-once, to the process's feed of the
 run (``fanout.py``), which hands each to every local viewer's inbox; each consumer remembers
 the last seq it delivered, drops what it already sent and fills any hole from the Redis
-event log, so a viewer sees every event exactly once, in order (ARCHITECTURE principle 5).
+event log, so a viewer sees every event exactly once, in order (docs/architecture.md §2.5).
 """
 
 from __future__ import annotations
