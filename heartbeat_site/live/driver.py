@@ -4,7 +4,7 @@ Each slice (``HEARTBEAT_FRAME_INTERVAL``, 0.1 s) it advances the simulation to
 ``virtual clock now`` (wall time x speed), publishes the new events as one frame, appends
 them to the bounded event log and renews the lease, all fenced by the lease token.
 Commands wake it at once: it gives each the current virtual time, persists that ``at``
-and only then applies it (ARCHITECTURE principle 4), so a takeover that replays
+and only then applies it (docs/architecture.md §2.4), so a takeover that replays
 scenario + seed + commands reproduces the run exactly.
 """
 
