@@ -1,4 +1,4 @@
-"""The messages viewers receive (README "Websocket protocol").
+"""The messages viewers receive (docs/architecture.md §7, docs/websocket-protocol.md).
 
 Frames are JSON text built once by the driver and forwarded verbatim by every consumer,
 so fan-out to hundreds of viewers costs no re-serialisation.
