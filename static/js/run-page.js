@@ -15,6 +15,8 @@ import { makeTranslator, readJson } from "./i18n.js";
 import { nameOf, naturalCompare, readyOf, zoneOf } from "./k8s.js";
 import { KubectlPanel } from "./kubectl-panel.js";
 import { Classroom } from "./lesson.js";
+import { NodeAnnouncer } from "./announcer.js";
+import { PanelTabs } from "./panels.js";
 import { SequenceView } from "./sequence/view.js";
 import { ZoneTraffic } from "./sequence/zone-traffic.js";
 import { loadOnIntent, renderStatic, sequenceToMermaid } from "./static-diagrams.js";
@@ -161,6 +163,24 @@ class RunPage {
       $("#control-bar")?.remove();
     }
     this.showTab(this.activeTab);
+    this.announcer = new NodeAnnouncer($("#node-announcer"));
+    this.panels = new PanelTabs($(".view-tabs"), $(".run-grid"), {
+      active: this.activeTab, showTab: (name) => this.showTab(name), onNarrow: () => this.#fold(),
+    });
+    this.sequence.setCompact(this.panels.narrow);
+  }
+
+  /** Other kubelets' requests are counted per zone, not drawn, on a large cluster or a narrow screen. */
+  get foldKubelets() {
+    return this.store.nodeLevel || Boolean(this.panels?.narrow);
+  }
+
+  #fold() {
+    this.sequence.setCompact(this.panels.narrow);
+    this.zoneTraffic.reset();
+    this.zoneTrafficAt = null;
+    this.sequence.setAggregate(this.foldKubelets);
+    this.frames.request();
   }
 
   #nextNodeName() {
@@ -179,7 +199,7 @@ class RunPage {
     this.store.loadSnapshot({ ...snapshot, last_seq: msg.last_seq ?? snapshot.last_seq });
     this.controllers.loadSnapshot(snapshot);
     this.zoneTraffic.reset();
-    this.sequence.setAggregate(this.store.nodeLevel);
+    this.sequence.setAggregate(this.foldKubelets);
     this.clock.anchor(snapshot.time, snapshot.t ?? 0);
     this.clock.update(msg.clock ?? { t: snapshot.t ?? 0, speed: 1, paused: true });
     if (msg.run) this.onStatus(msg.run);
@@ -242,6 +262,7 @@ class RunPage {
     this.scenarioName = scenario.name;
     const title = scenario.title?.[this.lang.startsWith("zh") ? "zh" : "en"] ?? scenario.title?.en ?? scenario.name;
     this.#setText("#scenario-title", title);
+    document.querySelector("#scenario-title").title = title; // the bar may cut it short
     if (run?.drill) return; // a drill's scenario is named after the drill: no catalogue entry
     try {
       const doc = await getScenario(scenario.name);
@@ -265,13 +286,14 @@ class RunPage {
       fresh.push(raw);
     }
     this.store.applyFrameExtras(msg);
-    if (this.store.nodeLevel) {
+    if (this.foldKubelets) {
       this.zoneTraffic.add(msg, { zoneOf: (node) => zoneOf(this.store.node(node)) ?? "", focus: this.focus });
     }
     if (fresh.length) {
       this.sequence.append(fresh);
       this.timeline.append(fresh);
       this.classroom.events(fresh);
+      this.announcer.add(fresh);
     }
     // A run that starts empty gets its nodes by create writes: focus one as soon as there is one
     // (the preferred one when it comes, unless the user picked one meanwhile). Looked at again
@@ -336,7 +358,7 @@ class RunPage {
 
   /** Large clusters: other kubelets' traffic per zone, above the sequence diagram, once a virtual second. */
   #zoneTrafficLine(now) {
-    if (!this.store.nodeLevel || Math.floor(now) === this.zoneTrafficAt) return;
+    if (!this.foldKubelets || Math.floor(now) === this.zoneTrafficAt) return;
     this.zoneTrafficAt = Math.floor(now);
     if (this.kubeletsAt !== this.store.nodesVersion || this.kubeletsFocus !== this.focus) {
       this.kubeletsAt = this.store.nodesVersion;
@@ -389,6 +411,7 @@ class RunPage {
   /** A lesson step's `tab` action: a side panel's tab, or the cluster or traffic panel lit a moment.
    *  "why" explains the focused node's latest controller decision (what the step is about). */
   lessonTab(name) {
+    this.panels?.follow(name); // on a small screen, that panel comes forward
     if (["flows", "kubectl", "why"].includes(name)) this.showTab(name);
     if (name === "why") {
       const h = this.history;
@@ -409,6 +432,7 @@ class RunPage {
     this.activeTab = name;
     for (const tab of document.querySelectorAll("[data-tab]")) tab.setAttribute("aria-selected", String(tab.dataset.tab === name));
     for (const panel of document.querySelectorAll("[data-panel]")) panel.hidden = panel.dataset.panel !== name;
+    this.panels?.follow(name);
     if (name === "diagrams") renderStatic(document.querySelector("#static-diagrams"), this.config.mermaid).catch((e) => this.toast(String(e)));
     this.renderedVersion = -1;
     this.kubectlAt = -Infinity;
