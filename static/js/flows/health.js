@@ -1,6 +1,7 @@
-// The health-judgement flowchart of one monitorNodeHealth pass (reference §3.2–3.6), drawn as
-// the controller really decides — not the seed's "Lease older than 40 s" shortcut — with the
-// branch taken in the focused node's latest pass highlighted from its decision records.
+// The health-judgement flowchart of one monitorNodeHealth pass (docs/kubernetes-node-health.md
+// §3.2-§3.6), drawn as the controller really decides — not the popular "Lease older than 40 s"
+// shortcut (its §8) — with the branch taken in the focused node's latest pass highlighted from
+// its decision records.
 import { arrowMarker, multilineText, svgEl, wrapText } from "./svg.js";
 
 // Drawn at about the side panel's width on a 1920-pixel screen (its text keeps its size there):
