@@ -1,4 +1,4 @@
-// Small readers over Kubernetes JSON objects (reference §9 shapes). Pure functions: the
+// Small readers over Kubernetes JSON objects (docs/kubernetes-node-health.md §9 shapes). Pure functions: the
 // cluster view, the kubectl printers and the flow diagrams all ask the same questions.
 
 export const ZONE_LABEL = "topology.kubernetes.io/zone";
@@ -112,7 +112,7 @@ export function naturalSort(names) {
   return names;
 }
 
-/** ToleratesTaint (HELP): effect, key and operator matching as the scheduler and TEC do. */
+/** ToleratesTaint (staging/src/k8s.io/api/core/v1/toleration.go): effect, key and operator matching as the scheduler and TEC do. */
 export function tolerates(toleration, taint) {
   if (toleration.effect && toleration.effect !== taint.effect) return false;
   if (toleration.key && toleration.key !== taint.key) return false;
@@ -122,7 +122,7 @@ export function tolerates(toleration, taint) {
 }
 
 /**
- * The taint eviction controller's choice for one pod (reference §4.2): per NoExecute taint the
+ * The taint eviction controller's choice for one pod (docs/kubernetes-node-health.md §4.2): per NoExecute taint the
  * FIRST tolerating toleration, then "delete now", "never" or the minimum tolerationSeconds.
  */
 export function evictionDecision(pod, taints) {
