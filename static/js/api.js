@@ -27,7 +27,7 @@ async function request(method, url, { body, token } = {}) {
 export const createRun = (source, speed) => request("POST", "/api/runs", { body: speed ? { ...source, speed } : source });
 export const getScenario = (name) => request("GET", `/api/scenarios/${encodeURIComponent(name)}`);
 
-/** Scenario durations: 900, "90s", "15m", "1h" (ARCHITECTURE: durations accept all four). */
+/** Scenario durations: 900, "90s", "15m", "1h" (docs/architecture.md §3 accepts all four). */
 export function parseDuration(value) {
   if (typeof value === "number") return value;
   const match = String(value ?? "").trim().match(/^(\d+(?:\.\d+)?)(s|m|h)?$/);
