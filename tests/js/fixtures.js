@@ -1,4 +1,4 @@
-// Objects shaped like reference §9 and docs/simulation-api.md, for the printer and store tests.
+// Objects shaped like docs/kubernetes-node-health.md §9 and docs/simulation-api.md, for the printer and store tests.
 export const START = "2026-01-01T00:00:00Z";
 export const startMs = Date.parse(START);
 
