@@ -1,4 +1,4 @@
-"""`python -m simulation run|list|validate` (ARCHITECTURE.md, "Command line")."""
+"""`python -m simulation run|list|validate` (docs/architecture.md §4)."""
 
 from __future__ import annotations
 
