@@ -1,5 +1,5 @@
 """Audit records: one `audit.k8s.io/v1` Event per write that reached the API server
-(ARCHITECTURE.md, "Audit log")."""
+(docs/architecture.md §5)."""
 
 from __future__ import annotations
 
