@@ -1,4 +1,4 @@
-"""Scenario documents (ARCHITECTURE.md "Scenario document"): parse, validate, normalise.
+"""Scenario documents (docs/architecture.md §3): parse, validate, normalise.
 
 Every problem is reported with the path of the field it concerns, all at once, so an author
 fixes a document in one go. Unknown fields are errors: a typo must never be silently ignored.
@@ -438,7 +438,7 @@ def _kubelet(c: _Checker, raw: Any, out: dict[str, Any]) -> None:
                                    "shutdownGracePeriod", "shutdownGracePeriodCriticalPods"))
     update = c.duration(k.get("nodeStatusUpdateFrequency"), "kubelet.nodeStatusUpdateFrequency", 10.0, positive=True,
                         maximum=3600)
-    # KDEF: an explicit update frequency without a report frequency makes them equal.
+    # pkg/kubelet/apis/config/v1beta1/defaults.go: an explicit update frequency without a report frequency makes them equal.
     report_default = update if "nodeStatusUpdateFrequency" in k else 300.0
     report = c.duration(k.get("nodeStatusReportFrequency"), "kubelet.nodeStatusReportFrequency", report_default,
                         positive=True, maximum=24 * 3600)
