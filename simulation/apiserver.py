@@ -2,7 +2,7 @@
 watches feeding a shared informer cache, request latency, partitions and injected failures.
 
 Components never touch each other: kubelets write Leases and Node status, controllers watch
-through the informer cache and write back (ARCHITECTURE principle 2). Every write that
+through the informer cache and write back (docs/architecture.md §2.2). Every write that
 reaches this server is one `write` event, i.e. one audit record.
 
 Requests from kubelets travel through `call` (a generator): they take the API latency, time
