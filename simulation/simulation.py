@@ -356,7 +356,7 @@ class Simulation:
 
     def _do_restart_controller_manager(self, cmd: dict[str, Any]) -> None:
         """The leader dies; a new one acquires the leader lease after its 15 s duration and
-        starts with empty memory (reference 3.9)."""
+        starts with empty memory (docs/kubernetes-node-health.md §3.9)."""
         self.nlc.stop()
         self.tec.stop()
         self.engine.call_later(CONTROLLER_MANAGER_RESTART, self._start_controllers)
