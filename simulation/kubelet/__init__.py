@@ -1,5 +1,5 @@
 """The kubelet of one node: lease controller, syncNodeStatus, runtime/PLEG/eviction state,
-pod lifecycle and graceful shutdown (reference section 2)."""
+pod lifecycle and graceful shutdown (docs/kubernetes-node-health.md §2)."""
 
 from .kubelet import Kubelet
 
