@@ -1,5 +1,5 @@
 """syncNodeStatus and the condition setters (pkg/kubelet/kubelet_node_status.go,
-pkg/kubelet/nodestatus/setters.go; reference 2.2-2.3)."""
+pkg/kubelet/nodestatus/setters.go; docs/kubernetes-node-health.md §2.2-§2.3)."""
 
 from __future__ import annotations
 
