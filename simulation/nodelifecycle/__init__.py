@@ -1,4 +1,4 @@
-"""kube-controller-manager's node-lifecycle-controller (reference section 3)."""
+"""kube-controller-manager's node-lifecycle-controller (docs/kubernetes-node-health.md §3)."""
 
 from .controller import NodeLifecycleController
 
