@@ -1,5 +1,5 @@
 """RateLimitedTimedQueue and its token bucket
-(pkg/controller/nodelifecycle/scheduler/rate_limited_queue.go; reference 3.8)."""
+(pkg/controller/nodelifecycle/scheduler/rate_limited_queue.go; docs/kubernetes-node-health.md §3.8)."""
 
 from __future__ import annotations
 
