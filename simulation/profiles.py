@@ -1,7 +1,7 @@
-"""Kubernetes version profiles as data (reference section 7).
+"""Kubernetes version profiles as data (docs/kubernetes-node-health.md §7).
 
 Only what changes what a learner sees between 1.27 and 1.33 lives here; everything else in
-reference section 1 is identical across these versions.
+docs/kubernetes-node-health.md §1 is identical across these versions.
 """
 
 from __future__ import annotations
