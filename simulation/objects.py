@@ -2,7 +2,7 @@
 
 Objects are never changed in place: a write stores a new version (`dataclasses.replace`),
 so an event can keep a reference to the exact version it wrote and serialise it later.
-Field names follow the Kubernetes API; `to_k8s` renders reference section 9's shapes.
+Field names follow the Kubernetes API; `to_k8s` renders the shapes of docs/kubernetes-node-health.md §9.
 """
 
 from __future__ import annotations
