@@ -1,4 +1,4 @@
-"""Taint eviction controller (pkg/controller/tainteviction/taint_eviction.go; reference 4).
+"""Taint eviction controller (pkg/controller/tainteviction/taint_eviction.go; docs/kubernetes-node-health.md §4).
 
 Per pod: pick the first toleration that tolerates each NoExecute taint; any untolerated taint
 deletes at once; otherwise the minimum tolerationSeconds over the picked ones, counted from
