@@ -1,4 +1,4 @@
-"""ReplicaSet (behind each Deployment) and DaemonSet controllers (reference 5.3, 4.5).
+"""ReplicaSet (behind each Deployment) and DaemonSet controllers (docs/kubernetes-node-health.md §5.3, §4.5).
 
 A ReplicaSet counts only active pods (not terminal, no deletionTimestamp): a taint-deleted
 pod that hangs in Terminating is replaced at once; a NotReady pod that still runs is not.
