@@ -1,4 +1,4 @@
-"""kube-scheduler, reduced to what this flow needs (reference 5.1).
+"""kube-scheduler, reduced to what this flow needs (docs/kubernetes-node-health.md §5.1).
 
 Filters: TaintToleration (untolerated NoSchedule or NoExecute), NodeUnschedulable,
 nodeSelector, DaemonSet node affinity, and the node's pod capacity (110). Score: the feasible
