@@ -1,4 +1,4 @@
-"""EndpointSlice controller (kubernetes/endpointslice; reference 5.2).
+"""EndpointSlice controller (kubernetes/endpointslice; docs/kubernetes-node-health.md §5.2).
 
 Every non-terminal pod with an IP that matches a Service is an endpoint, terminating ones
 included: serving = pod Ready; terminating = deletionTimestamp set; ready = serving and not
