@@ -1,6 +1,6 @@
 """NodeLifecycleController: monitorNodeHealth, taint passes, zones and disruption.
 
-Follows pkg/controller/nodelifecycle/node_lifecycle_controller.go (reference section 3) step
+Follows pkg/controller/nodelifecycle/node_lifecycle_controller.go (docs/kubernetes-node-health.md §3) step
 by step, including its quirks (the status branch forgets the remembered Lease; a Ready that
 vanishes does not refresh the probe; decisions use Ready as observed at the start of the pass).
 All timing uses the controller's own clock; the Lease's leaseDurationSeconds is never read.
@@ -45,7 +45,7 @@ LANE = "node-lifecycle-controller"
 SOURCE = "pkg/controller/nodelifecycle/node_lifecycle_controller.go"
 UTIL_SOURCE = "pkg/controller/util/node/controller_utils.go"
 NODE_EVICTION_PERIOD = 100 * MS  # doNoExecuteTaintingPass
-PASS_DURATION = 10 * MS  # reference 10: passes take time, so Unknown lands ~P+50, not P+55
+PASS_DURATION = 10 * MS  # docs/kubernetes-node-health.md §10: passes take time, so Unknown lands ~P+50, not P+55
 RETRY_SLEEP = 20 * MS
 NODE_HEALTH_UPDATE_RETRY = 5
 
@@ -286,7 +286,7 @@ class NodeLifecycleController:
         elif saved is None and ready is not None:
             health = NodeHealth(node.conditions, now, now)
             branch = "ready-appeared"
-        elif saved is not None and ready is None:  # dead code in practice (see reference 3.2)
+        elif saved is not None and ready is None:  # dead code in practice (see docs/kubernetes-node-health.md §3.2)
             health = NodeHealth(node.conditions, now, now)
             branch = "ready-vanished"
         elif saved is not None and ready is not None and saved.last_heartbeat_time != ready.last_heartbeat_time:
@@ -295,7 +295,7 @@ class NodeLifecycleController:
             branch = "status-posted"
         # The comparison uses the Lease remembered *before* this pass, but a new record (any
         # branch above) starts without one: after a status post the same Lease counts as new
-        # in the next pass (reference 3.2 quirk).
+        # in the next pass (docs/kubernetes-node-health.md §3.2, its quirk).
         lease = self.api.cached("leases", name, "kube-node-lease")
         lease_renewed = False
         if _lease_is_news(lease, *saved_lease):
