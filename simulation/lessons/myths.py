@@ -1,5 +1,5 @@
 """Myth against fact (myths.yaml): what is usually said about node heartbeats next to what
-Kubernetes does, and the interview questions of the seed write-up answered again.
+Kubernetes does, and common interview questions about them answered again.
 
 Each entry carries both languages, the Kubernetes source files to read (paths in the
 kubernetes/kubernetes tree) and a "see it" link: a built-in lesson and one of its steps, or a
