@@ -90,7 +90,7 @@ def test_defaults_fill_in():
     assert sc.node_count == 3 and sc.version == "1.33"
     assert sc.document["controllerManager"]["nodeMonitorGracePeriod"] == "50s"
     assert load_scenario({"name": "old", "kubernetesVersion": "1.31"}).document["controllerManager"]["nodeMonitorGracePeriod"] == "40s"
-    # KDEF: an explicit update frequency without a report frequency makes them equal
+    # pkg/kubelet/apis/config/v1beta1/defaults.go: an explicit update frequency without a report frequency makes them equal
     sc = load_scenario({"name": "k", "kubelet": {"nodeStatusUpdateFrequency": "20s"}})
     assert sc.document["kubelet"]["nodeStatusReportFrequency"] == "20s"
 
