@@ -9,7 +9,7 @@ from typing import Any
 from simulation import Simulation, audit_record, load_scenario
 
 START = datetime.fromisoformat("2026-01-01T00:00:00+00:00")
-EPS = 1.0  # the reference's bound on informer/API propagation delay
+EPS = 1.0  # the bound on informer/API propagation delay (docs/kubernetes-node-health.md §0.1)
 
 
 def seconds(stamp: str) -> float:
