@@ -153,8 +153,8 @@ def test_graceful_shutdown(version):
     last = tr.last_renewal_before("node-2", T + 30)
     assert last <= T + 30
     # The last heartbeat of either kind is the Ready=False post at f. The pass that sees it
-    # forgets the remembered Lease, so the next pass refreshes the probe once more (reference
-    # 3.2 quirk): Unknown comes up to one pass later than after a plain Lease silence.
+    # forgets the remembered Lease, so the next pass refreshes the probe once more
+    # (docs/kubernetes-node-health.md §3.2, its quirk): Unknown comes up to one pass later than after a plain Lease silence.
     signal = max(last, f)
     u = tr.first_status("node-2", "Unknown")
     assert signal + grace < u <= signal + grace + 15
