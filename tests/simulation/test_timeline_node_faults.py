@@ -23,7 +23,7 @@ def test_runtime_down_kubelet_posts_false_and_pods_are_not_marked(version):
     assert f <= ns <= f + EPS
     (x, _), = tr.taint_times("node-2", NOT_READY, "NoExecute")
     assert f < x <= f + 5.2 + EPS
-    assert not tr.pod_writes(user=NLC, verb="update", subresource="status")  # issue #125618: nobody marks them
+    assert not tr.pod_writes(user=NLC, verb="update", subresource="status")  # kubernetes/kubernetes#125618: nobody marks them
     deletes = tr.pod_writes(user=NLC, verb="delete")
     assert deletes and all(x + 300 <= seconds(r["stageTimestamp"]) <= x + 300 + EPS for r in deletes)
     # endpoints of those pods stay ready until the deletion, then ready:false serving:true terminating:true
@@ -160,7 +160,7 @@ def test_graceful_shutdown(version):
     assert signal + grace < u <= signal + grace + 15
     (y, _), = tr.taint_times("node-2", UNREACHABLE, "NoExecute")
     assert u + 5 <= y <= u + 5.2 + EPS and x_end == pytest.approx(y, abs=EPS)
-    assert not tr.pod_writes(user=NLC, verb="update", subresource="status")  # issue #112733
+    assert not tr.pod_writes(user=NLC, verb="update", subresource="status")  # kubernetes/kubernetes#112733 (docs/kubernetes-node-health.md §3.4)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
