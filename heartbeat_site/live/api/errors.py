@@ -71,7 +71,8 @@ def dependency_unavailable(exception: BaseException) -> ApiError | None:
                         retry_after=RETRY_AFTER_SECONDS)
     if isinstance(exception, OperationalError | InterfaceError):
         return ApiError(503, "database-unavailable",
-                        f"the database cannot be reached ({type(exception).__name__}); nothing was changed, retry shortly",
+                        f"the database cannot be reached ({type(exception).__name__}); "
+                        "nothing was changed, retry shortly",
                         retry_after=RETRY_AFTER_SECONDS)
     return None
 
