@@ -26,7 +26,7 @@ from .lessons import (
     run_lesson,
 )
 from .scenario import Scenario, ScenarioError, load_scenario
-from .simulation import CommandError, Simulation, validate_command
+from .simulation import CommandError, Shortcuts, Simulation, validate_command
 
 __all__ = [
     "FAULT_ACTIONS",
@@ -38,6 +38,7 @@ __all__ = [
     "LessonRun",
     "Scenario",
     "ScenarioError",
+    "Shortcuts",
     "Simulation",
     "audit_record",
     "builtin_drills",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from .apiserver import Actor, APIServer
@@ -37,6 +38,22 @@ class CommandError(ValueError):
     """A command is invalid or cannot be applied now; the message names the problem."""
 
 
+@dataclass(frozen=True, slots=True)
+class Shortcuts:
+    """The cost shortcuts a run takes (docs/simulation-model.md): each skips work whose outcome is
+    known, and none changes a single event. All on by default; tests switch them off one at a
+    time and compare the runs."""
+
+    kubelet_doze: bool = True  # a quiet kubelet status loop sleeps to its next report (kubelet/node_status.py)
+    steady_nodes: bool = True  # monitorNodeHealth skips unchanged healthy nodes (nodelifecycle/shortcuts.py)
+    settled_nodes: bool = True  # ... and repeats its verdict on unchanged Unknown nodes (same file)
+    engine_buckets: bool = True  # far timers wait unsorted in one-second buckets (engine.py)
+
+    @classmethod
+    def none(cls) -> Shortcuts:
+        return cls(kubelet_doze=False, steady_nodes=False, settled_nodes=False, engine_buckets=False)
+
+
 def _promote_young_objects(*, keep_frozen: bool = False) -> None:
     """Move everything the slice allocated straight to the oldest GC generation.
 
@@ -66,13 +83,14 @@ class Simulation:
     # frees them). The host thaws the generation itself when it holds no simulation.
     keep_frozen: bool = False
 
-    def __init__(self, scenario: Scenario, seed: int | None = None) -> None:
+    def __init__(self, scenario: Scenario, seed: int | None = None, *, shortcuts: Shortcuts = Shortcuts()) -> None:
         self.scenario = scenario
         doc = scenario.document
         self.seed = scenario.seed if seed is None else seed
+        self.shortcuts = shortcuts
         self.profile = PROFILES[scenario.version]
         self.clock = WallClock(parse_start_time(doc["startTime"]))
-        self.engine = Engine()
+        self.engine = Engine(buckets=shortcuts.engine_buckets)
         self.recorder = Recorder(self.clock)
         self.recorder.timebase = self.engine
         base = Context(self.engine, None, self.recorder, self.clock, self.profile,  # type: ignore[arg-type]
@@ -93,7 +111,8 @@ class Simulation:
         self.api.watch("nodes", "kubelet", self._on_node_for_kubelet, drawn=False)
         self.kubelets: dict[str, Kubelet] = {}
         self._node_index = 0
-        self.nlc = NodeLifecycleController(self.ctx, self.pods_on_node)
+        self.nlc = NodeLifecycleController(self.ctx, self.pods_on_node, steady_nodes=shortcuts.steady_nodes,
+                                           settled_nodes=shortcuts.settled_nodes)
         self.tec = TaintEvictionController(self.ctx, self.pods_on_node)
         self.scheduler = Scheduler(self.ctx, self.pods_on_node)
         self.eps = EndpointSliceController(self.ctx)
@@ -179,7 +198,7 @@ class Simulation:
 
     def _add_machine(self, name: str, zone: str) -> Kubelet:
         self._node_index += 1
-        kubelet = Kubelet(self.ctx, name, zone, self._node_index, self.pods_on_node)
+        kubelet = Kubelet(self.ctx, name, zone, self._node_index, self.pods_on_node, doze=self.shortcuts.kubelet_doze)
         self.kubelets[name] = kubelet
         return kubelet
 

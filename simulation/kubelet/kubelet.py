@@ -60,8 +60,10 @@ def _ceil(t: int, origin: int, period: int) -> int:
 
 class Kubelet:
     def __init__(self, ctx: Context, name: str, zone: str, index: int,
-                 pods_on_node: Callable[[str], dict[str, Pod]]) -> None:
+                 pods_on_node: Callable[[str], dict[str, Pod]], *, doze: bool = True) -> None:
+        """`doze`: the status loop's cost shortcut (node_status.py), on by default."""
         self.ctx = ctx
+        self.doze = doze
         self.api = ctx.api
         self.name = name
         self.zone = zone
@@ -128,7 +130,7 @@ class Kubelet:
         self.runtime_last_ok_before = None
         self.network_ready_at = engine.now + (CNI_INIT_TIME if not self.containers else 0)
         self.lease = NodeLeaseController(self)
-        self.status = NodeStatusSyncer(self)
+        self.status = NodeStatusSyncer(self, doze=self.doze)
         self._note_runtime_change()
         self._processes = [
             engine.spawn(self.status.run(), f"syncNodeStatus {self.name}"),

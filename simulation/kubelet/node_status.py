@@ -87,8 +87,9 @@ def status_changed(old: tuple[NodeCondition, ...], new: tuple[NodeCondition, ...
 class NodeStatusSyncer:
     """Registration, the periodic syncNodeStatus loop and the startup fast path."""
 
-    def __init__(self, kubelet: Kubelet) -> None:
+    def __init__(self, kubelet: Kubelet, *, doze: bool = True) -> None:
         self.kubelet = kubelet
+        self.doze = doze  # the dozing shortcut (below); off: a wake-up at every tick
         self.ctx = kubelet.ctx
         self.rng = self.ctx.rng(f"status:{kubelet.name}")
         self.last_status_report_time: int | None = None  # zero at (re)start: the first sync posts
@@ -106,7 +107,7 @@ class NodeStatusSyncer:
         self._handle = self.ctx.engine.current
         while True:
             quiet = yield from self.sync_node_status()
-            if quiet and self.last_status_report_time is not None:
+            if self.doze and quiet and self.last_status_report_time is not None:
                 yield self._doze(period)
             else:
                 yield self._next_jitter(period)

@@ -1,7 +1,8 @@
 """The cost shortcuts (docs/simulation-model.md) change nothing a user can see.
 
-Each test runs the same scenario twice, once with a shortcut switched off (the plain
-per-tick / per-node path), and compares every event and the snapshots.
+Each test runs the same scenario twice, once with a shortcut switched off (`Simulation(...,
+shortcuts=Shortcuts(...))`: the plain per-tick / per-node path), and compares every event and
+the snapshots. Other tests check that each switch really takes its shortcut out.
 """
 
 import hashlib
@@ -9,9 +10,7 @@ import json
 
 import pytest
 
-from simulation import Simulation, engine, get_builtin, load_scenario
-from simulation.kubelet.node_status import NodeStatusSyncer
-from simulation.nodelifecycle.controller import NodeLifecycleController
+from simulation import Shortcuts, Simulation, get_builtin, load_scenario
 
 from .trace import scenario
 
@@ -27,9 +26,9 @@ DOC = scenario("1.33", zones=[{"name": "zone-a", "nodes": 4}, {"name": "zone-b",
                duration="20m")
 
 
-def run_digest(doc_or_scenario, until: float) -> str:
+def run_digest(doc_or_scenario, until: float, shortcuts: Shortcuts) -> str:
     sc = load_scenario(doc_or_scenario) if isinstance(doc_or_scenario, dict) else doc_or_scenario
-    sim = Simulation(sc)
+    sim = Simulation(sc, shortcuts=shortcuts)
     h = hashlib.sha256()
     t = 0.0
     while t < until:
@@ -40,23 +39,14 @@ def run_digest(doc_or_scenario, until: float) -> str:
     return h.hexdigest()
 
 
-def without_doze(monkeypatch) -> None:
-    # the loop then sleeps one jitter at a time, as a kubelet ticking every 10 s
-    monkeypatch.setattr(NodeStatusSyncer, "_doze", lambda self, period: self._next_jitter(period))
-
-
-def without_steady_nodes(monkeypatch) -> None:
-    monkeypatch.setattr(NodeLifecycleController, "_enter_steady", lambda self, name, node, zone: None)
-
-
-def without_settled_nodes(monkeypatch) -> None:
-    monkeypatch.setattr(NodeLifecycleController, "_settled_pass", lambda self, name, node, zone, now: None)
-
-
-def without_buckets(monkeypatch) -> None:
-    # one bucket reaching past any run: every entry not in a lane goes through the heap
-    monkeypatch.setattr(engine, "BUCKET_SHIFT", 62)
-
+ALL_ON = Shortcuts()
+WITHOUT = {
+    "doze": Shortcuts(kubelet_doze=False),  # the status loop wakes at every 10 s tick
+    "steady-nodes": Shortcuts(steady_nodes=False),  # monitorNodeHealth takes every node the full way
+    "settled-nodes": Shortcuts(settled_nodes=False),  # ... Unknown nodes too
+    "engine-buckets": Shortcuts(engine_buckets=False),  # every timer that is not in a lane goes through the heap
+    "all": Shortcuts.none(),
+}
 
 CASES = [pytest.param(DOC, 1200, id="mixed-faults"),
          pytest.param("zone-outage-small-zones", None, id="zone-outage-small-zones"),
@@ -72,28 +62,50 @@ def _resolve(case, until):
 
 
 @pytest.mark.parametrize(("case", "until"), CASES)
-@pytest.mark.parametrize("switch_off", [without_doze, without_steady_nodes, without_settled_nodes, without_buckets],
-                         ids=["doze", "steady-nodes", "settled-nodes", "engine-buckets"])
-def test_a_shortcut_gives_the_same_run(case, until, switch_off, monkeypatch):
+@pytest.mark.parametrize("switched_off", list(WITHOUT))
+def test_a_shortcut_gives_the_same_run(case, until, switched_off):
     case, until = _resolve(case, until)
-    fast = run_digest(case, until)
-    switch_off(monkeypatch)
-    plain = run_digest(case, until)
+    fast = run_digest(case, until, ALL_ON)
+    plain = run_digest(case, until, WITHOUT[switched_off])
     assert fast == plain
 
 
-def wake_ups(doc, start: float, end: float) -> int:
-    sim = Simulation(load_scenario(doc))
+def wake_ups(doc, start: float, end: float, shortcuts: Shortcuts) -> int:
+    sim = Simulation(load_scenario(doc), shortcuts=shortcuts)
     sim.run_until(start)
-    before = sim.engine._seq
+    before = sim.engine._seq  # timers scheduled so far
     sim.run_until(end)
     return sim.engine._seq - before
 
 
-def test_the_doze_really_skips_ticks(monkeypatch):
+def test_the_doze_really_skips_ticks():
     """Not a no-op: over a steady 5 minutes each kubelet skips ~29 of its 30 status ticks."""
-    dozing = wake_ups(DOC, 0, 300)
-    without_doze(monkeypatch)
-    ticking = wake_ups(DOC, 0, 300)
+    dozing = wake_ups(DOC, 0, 300, ALL_ON)
+    ticking = wake_ups(DOC, 0, 300, Shortcuts(kubelet_doze=False))
     nodes = 8
     assert ticking - dozing >= nodes * 20
+
+
+def run_to(until: float, shortcuts: Shortcuts = ALL_ON) -> Simulation:
+    sim = Simulation(load_scenario(DOC), shortcuts=shortcuts)
+    sim.run_until(until)
+    return sim
+
+
+def test_steady_nodes_are_skipped_only_with_the_shortcut():
+    """After start-up every healthy node is on the steady path; without the shortcut none is."""
+    assert sorted(run_to(300).nlc.shortcuts.steady) == [f"node-{i}" for i in range(1, 9)]
+    assert run_to(300, Shortcuts(steady_nodes=False)).nlc.shortcuts.steady == {}
+
+
+def test_settled_nodes_get_their_verdict_again_only_with_the_shortcut():
+    """In the zone outage, zone-b's Unknown nodes are settled; without the shortcut none is."""
+    assert set(run_to(850).nlc.shortcuts.settled) >= {"node-5", "node-6", "node-7", "node-8"}
+    assert run_to(850, Shortcuts(settled_nodes=False)).nlc.shortcuts.settled == {}
+
+
+def test_far_timers_wait_in_buckets_only_with_the_shortcut():
+    """With buckets the heap holds a few timers; without, every far timer (Lease sleeps, dozes)."""
+    with_buckets = run_to(300).engine._heap
+    without = run_to(300, Shortcuts(engine_buckets=False)).engine._heap
+    assert len(without) >= 16 > len(with_buckets)
