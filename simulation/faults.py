@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .clock import format_duration, parse_duration
+from .names import SLUG
 
 # action -> (required fields, optional fields, reverse action or None)
 ACTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
@@ -97,8 +98,6 @@ def normalise_fault(body: dict[str, Any], known_nodes: set[str] | None, zones: s
             errors.append(("latency", str(exc)))
     if action == "create-node":
         name = body.get("name")
-        from .scenario import SLUG  # local import: scenario imports this module
-
         if not isinstance(name, str) or not SLUG.match(name):
             errors.append(("name", f"must be a lowercase node name (letters, digits, '-'), got {name!r}"))
         elif known_nodes is not None and name in known_nodes:

@@ -16,12 +16,12 @@ import yaml
 
 from .clock import format_duration, parse_duration, parse_start_time
 from .faults import normalise_fault
+from .names import SLUG
 from .profiles import DEFAULT_VERSION, PROFILES
 
 MAX_NODES = 5000
 MAX_PODS = 100_000
 MAX_DURATION = 24 * 3600.0
-SLUG = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 LABEL_KEY = re.compile(r"^([a-z0-9.-]+/)?[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$")
 TOLERATION_EFFECTS = ("", "NoSchedule", "PreferNoSchedule", "NoExecute")
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from ..apiserver import Actor, Response
 from ..clock import MS, US, go_duration
 from ..engine import ProcessHandle, Timer
-from ..objects import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, Pod, Taint, set_pod_condition
+from ..objects import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, Lease, Pod, Taint, set_pod_condition
 from .lease import NodeLeaseController
-from .node_status import RESOURCE_CONDITION, NodeStatusSyncer
+from .node_status import RESOURCE_CONDITION, NodeIdentity, NodeStatusSyncer
 
 CONDITION_RESOURCE = {c: r for r, c in RESOURCE_CONDITION.items()}
 
@@ -129,8 +129,15 @@ class Kubelet:
         self.started_at = engine.now
         self.runtime_last_ok_before = None
         self.network_ready_at = engine.now + (CNI_INIT_TIME if not self.containers else 0)
-        self.lease = NodeLeaseController(self)
-        self.status = NodeStatusSyncer(self, doze=self.doze)
+        cfg = self.ctx.kubelet
+        self.lease = NodeLeaseController(api=self.api, actor=self.lease_actor, clock=engine, holder_identity=self.name,
+                                         lease_duration_seconds=cfg.node_lease_duration_seconds,
+                                         renew_interval=cfg.renew_interval, rng=self.ctx.rng(f"lease:{self.name}"),
+                                         new_lease_post_process=self.set_node_owner,
+                                         renews_without_owner=self.ctx.profile.lease_renews_without_owner)
+        self.status = NodeStatusSyncer(self.ctx, self.status_actor,
+                                       NodeIdentity(self.name, self.zone, self.pod_cidr, self.address), self,
+                                       doze=self.doze)
         self._note_runtime_change()
         self._processes = [
             engine.spawn(self.status.run(), f"syncNodeStatus {self.name}"),
@@ -164,6 +171,18 @@ class Kubelet:
     @property
     def reachable(self) -> bool:
         return self.name not in self.api.partitioned
+
+    def set_node_owner(self, lease: Lease) -> Generator[int, Any, Lease | None]:
+        """setNodeOwnerFunc (pkg/kubelet/util/nodelease.go), the Lease controller's post-process:
+        the Lease is owned by the Node, whose UID takes a GET. None: the GET failed."""
+        if lease.metadata.owner_references:
+            return lease
+        api, actor, name = self.api, self.lease_actor, self.name
+        resp = yield from api.call(actor, "get", "nodes", name, lambda _r: api.get(actor, "nodes", name))
+        if not resp.ok:
+            return None
+        owner = {"apiVersion": "v1", "kind": "Node", "name": name, "uid": resp.obj.metadata.uid}
+        return lease.evolve(metadata=lease.metadata.evolve(owner_references=(owner,)))
 
     # -- container runtime and PLEG ------------------------------------------------------------
 

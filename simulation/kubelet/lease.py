@@ -7,7 +7,9 @@ backoff of 0.2, 0.4, ... 7 s with no attempt limit. Independent of the runtime a
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import random
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..clock import MS, US
@@ -15,29 +17,44 @@ from ..context import jitter
 from ..objects import Lease, ObjectMeta
 
 if TYPE_CHECKING:
-    from ..apiserver import Response
-    from .kubelet import Kubelet
+    from ..apiserver import Actor, APIServer, Response
+    from ..engine import Engine
 
 MAX_UPDATE_RETRIES = 5
 MAX_BACKOFF = 7 * US
 LANE = "kubelet-lease"
+NAMESPACE = "kube-node-lease"
+
+# newLeasePostProcessFunc: completes a Lease before it is written (the kubelet sets the Node
+# as its owner); a generator, as it may make requests. None: it failed.
+LeasePostProcess = Callable[[Lease], Generator[int, Any, "Lease | None"]]
 
 
+@dataclass(eq=False)
 class NodeLeaseController:
-    def __init__(self, kubelet: Kubelet) -> None:
-        self.kubelet = kubelet
-        self.ctx = kubelet.ctx
-        self.latest: Lease | None = None
-        self.rng = self.ctx.rng(f"lease:{kubelet.name}")
+    """NewController: like the real one, it gets a client (the API server and the identity it
+    writes as), a clock (the engine), the holder identity, the lease duration and renew
+    interval, and a post-process function; it knows nothing else of the kubelet."""
+
+    api: APIServer
+    actor: Actor
+    clock: Engine
+    holder_identity: str
+    lease_duration_seconds: int
+    renew_interval: int
+    rng: random.Random
+    new_lease_post_process: LeasePostProcess
+    # a post-process error is ignored (before 1.29) instead of failing the renewal ("failed to prepare lease")
+    renews_without_owner: bool
+    latest: Lease | None = None  # the Lease last written or read
 
     def run(self) -> Generator[int, Any, None]:
         """sync() every period. The usual renewal (a cached Lease with its owner, a request that
         goes straight through) is retryUpdateLease's first try, written out here: no generator
         of its own and no `yield from` level on its two wake-ups, 1.8 M renewals an hour at
         5,000 nodes. Everything else goes through retry_update_lease."""
-        period = self.ctx.kubelet.renew_interval
-        k = self.kubelet
-        api, engine, actor = k.api, self.ctx.engine, k.lease_actor
+        period = self.renew_interval
+        api, engine, actor = self.api, self.clock, self.actor
         while True:
             base = self.latest
             latency = None
@@ -65,8 +82,7 @@ class NodeLeaseController:
 
     def retry_update_lease(self, base: Lease, first: Response | None = None) -> Generator[int, Any, bool]:
         """Up to five PUTs of `base` renewed; `first`: the answer to a first try already made."""
-        k = self.kubelet
-        api, engine = k.api, self.ctx.engine
+        api, engine, actor = self.api, self.clock, self.actor
         for attempt in range(MAX_UPDATE_RETRIES):
             if attempt == 0 and first is not None:
                 resp = first
@@ -77,9 +93,9 @@ class NodeLeaseController:
                     to_update = yield from self.new_lease(base)
                     if to_update is None:
                         return False
-                resp = yield from api.call(k.lease_actor, "update", "leases", k.name,
-                                           lambda received, obj=to_update: api.update(k.lease_actor, obj, received=received),
-                                           namespace="kube-node-lease")
+                resp = yield from api.call(actor, "update", "leases", self.holder_identity,
+                                           lambda received, obj=to_update: api.update(actor, obj, received=received),
+                                           namespace=NAMESPACE)
             if resp.ok:
                 self.latest = resp.obj
                 return True
@@ -99,17 +115,16 @@ class NodeLeaseController:
             yield sleep
 
     def ensure_lease(self) -> Generator[int, Any, tuple[bool, Lease | None, bool]]:
-        k = self.kubelet
-        resp = yield from k.api.call(k.lease_actor, "get", "leases", k.name,
-                                     lambda _r: k.api.get(k.lease_actor, "leases", k.name, "kube-node-lease"),
-                                     namespace="kube-node-lease")
+        api, actor, name = self.api, self.actor, self.holder_identity
+        resp = yield from api.call(actor, "get", "leases", name, lambda _r: api.get(actor, "leases", name, NAMESPACE),
+                                   namespace=NAMESPACE)
         if resp.code == 404:
             to_create = yield from self.new_lease(None)
             if to_create is None:
                 return True, None, False  # no Node UID yet: skip this round
-            created = yield from k.api.call(k.lease_actor, "create", "leases", k.name,
-                                            lambda received: k.api.create(k.lease_actor, to_create, received),
-                                            namespace="kube-node-lease")
+            created = yield from api.call(actor, "create", "leases", name,
+                                          lambda received: api.create(actor, to_create, received),
+                                          namespace=NAMESPACE)
             if not created.ok:
                 return False, None, False
             return True, created.obj, True
@@ -118,23 +133,20 @@ class NodeLeaseController:
         return True, resp.obj, False
 
     def new_lease(self, base: Lease | None) -> Generator[int, Any, Lease | None]:
-        """nodelease.go: the owner reference needs the Node's UID, read with a GET."""
-        k = self.kubelet
+        """newLease: a copy of `base` (or a new Lease) completed by the post-process, renewed now."""
         if base is None:
             lease = Lease(
-                metadata=ObjectMeta(name=k.name, namespace="kube-node-lease", uid="", resource_version=0, creation=0),
-                holder_identity=k.name,
-                lease_duration_seconds=self.ctx.kubelet.node_lease_duration_seconds,
+                metadata=ObjectMeta(name=self.holder_identity, namespace=NAMESPACE, uid="", resource_version=0,
+                                    creation=0),
+                holder_identity=self.holder_identity,
+                lease_duration_seconds=self.lease_duration_seconds,
                 renew_time=None,
             )
         else:
             lease = base
-        if not lease.metadata.owner_references:
-            resp = yield from k.api.call(k.lease_actor, "get", "nodes", k.name,
-                                         lambda _r: k.api.get(k.lease_actor, "nodes", k.name))
-            if resp.ok:
-                owner = {"apiVersion": "v1", "kind": "Node", "name": k.name, "uid": resp.obj.metadata.uid}
-                lease = lease.evolve(metadata=lease.metadata.evolve(owner_references=(owner,)))
-            elif base is None or not self.ctx.profile.lease_renews_without_owner:
-                return None  # "Failed to prepare lease" (1.29+), or nothing to create yet
-        return lease.evolve(renew_time=self.ctx.engine.now)
+        completed = yield from self.new_lease_post_process(lease)
+        if completed is None:
+            if base is None or not self.renews_without_owner:
+                return None  # "failed to prepare lease" (1.29+), or nothing to create yet
+            completed = lease
+        return completed.evolve(renew_time=self.clock.now)

@@ -4,7 +4,7 @@ pkg/kubelet/nodestatus/setters.go; docs/kubernetes-node-health.md §2.2-§2.3)."
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..clock import MS, US
 from ..context import jitter
@@ -12,7 +12,8 @@ from ..engine import ProcessHandle
 from ..objects import LABEL_HOSTNAME, LABEL_ZONE, Node, NodeCondition, ObjectMeta
 
 if TYPE_CHECKING:
-    from .kubelet import Kubelet
+    from ..apiserver import Actor, Response
+    from ..context import Context
 
 NODE_STATUS_UPDATE_RETRY = 5
 NODE_READY_GRACE_PERIOD = 120 * US  # fastStatusUpdateOnce limit
@@ -37,20 +38,48 @@ PRESSURE_EVENTS = {
 RESOURCE_CONDITION = {"memory": "MemoryPressure", "disk": "DiskPressure", "pid": "PIDPressure"}
 
 
-def desired_conditions(kubelet: Kubelet, now: int) -> list[tuple[str, str, str, str]]:
+class ConditionInputs(Protocol):
+    """What the condition setters and the status loop read of the machine and of the kubelet's
+    other managers: the functions the setters of pkg/kubelet/nodestatus/setters.go are given
+    (the kubelet provides them)."""
+
+    @property
+    def reachable(self) -> bool:
+        """False while the node is cut off: its own Node informer is frozen."""
+
+    def pressure_observed(self, condition_type: str, now: int) -> bool:
+        """The eviction manager's pressure flag for MemoryPressure, DiskPressure or PIDPressure."""
+
+    def ready_errors(self, now: int) -> list[str]:
+        """The runtime, network and shutdown errors that make Ready False."""
+
+    def steady(self, now: int) -> bool:
+        """True when none of the inputs above can be moving (the status loop may skip the setters)."""
+
+
+class NodeIdentity(NamedTuple):
+    """What the kubelet registers its Node with (initialNode)."""
+
+    name: str
+    zone: str
+    pod_cidr: str
+    address: str
+
+
+def desired_conditions(inputs: ConditionInputs, ready_message: str, now: int) -> list[tuple[str, str, str, str]]:
     """(type, status, reason, message) in setter order: pressure conditions, then Ready."""
     out = []
     for ctype, (t_reason, t_msg, f_reason, f_msg) in PRESSURE_TEXT.items():
-        if kubelet.pressure_observed(ctype, now):
+        if inputs.pressure_observed(ctype, now):
             out.append((ctype, "True", t_reason, t_msg))
         else:
             out.append((ctype, "False", f_reason, f_msg))
-    errors = kubelet.ready_errors(now)
+    errors = inputs.ready_errors(now)
     if errors:
         message = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
         out.append(("Ready", "False", "KubeletNotReady", message))
     else:
-        out.append(("Ready", "True", "KubeletReady", kubelet.ctx.profile.ready_message))
+        out.append(("Ready", "True", "KubeletReady", ready_message))
     return out
 
 
@@ -60,12 +89,11 @@ def unchanged(current: tuple[NodeCondition, ...], desired: list[tuple[str, str, 
     return all(have.get(d[0]) == d for d in desired)
 
 
-def apply_setters(kubelet: Kubelet, original: Node | None, now: int,
-                  desired: list[tuple[str, str, str, str]] | None = None) -> tuple[NodeCondition, ...]:
+def apply_setters(original: Node | None, now: int, desired: list[tuple[str, str, str, str]]) -> tuple[NodeCondition, ...]:
     """Every setter stamps lastHeartbeatTime = now; lastTransitionTime moves on a status change."""
     existing = {c.type: c for c in original.conditions} if original is not None else {}
     conditions = []
-    for ctype, status, reason, message in desired or desired_conditions(kubelet, now):
+    for ctype, status, reason, message in desired:
         old = existing.get(ctype)
         transition = old.last_transition_time if old is not None and old.status == status else now
         conditions.append(NodeCondition(ctype, status, reason, message, now, transition))
@@ -87,11 +115,17 @@ def status_changed(old: tuple[NodeCondition, ...], new: tuple[NodeCondition, ...
 class NodeStatusSyncer:
     """Registration, the periodic syncNodeStatus loop and the startup fast path."""
 
-    def __init__(self, kubelet: Kubelet, *, doze: bool = True) -> None:
-        self.kubelet = kubelet
+    def __init__(self, ctx: Context, actor: Actor, node: NodeIdentity, inputs: ConditionInputs, *,
+                 doze: bool = True) -> None:
+        """`actor`: the client it writes as; `inputs`: what the setters read (the kubelet)."""
+        self.ctx = ctx
+        self.api = ctx.api
+        self.actor = actor
+        self.node = node
+        self.name = node.name
+        self.inputs = inputs
         self.doze = doze  # the dozing shortcut (below); off: a wake-up at every tick
-        self.ctx = kubelet.ctx
-        self.rng = self.ctx.rng(f"status:{kubelet.name}")
+        self.rng = ctx.rng(f"status:{node.name}")
         self.last_status_report_time: int | None = None  # zero at (re)start: the first sync posts
         self.registered = False
         self._verified: Node | None = None  # the Node object last found up to date while steady
@@ -155,22 +189,21 @@ class NodeStatusSyncer:
 
     def run_fast_status_update(self) -> Generator[int, Any, None]:
         """fastStatusUpdateOnce: every 100 ms until Ready is posted True or 120 s passed."""
-        k = self.kubelet
         started = self.ctx.engine.now
         while self.ctx.engine.now - started < NODE_READY_GRACE_PERIOD:
             yield FAST_STATUS_TICK
             if not self.registered:
                 continue
-            node = self.ctx.api.cached("nodes", k.name)
+            node = self.api.cached("nodes", self.name)
             if node is None:
                 continue
             if node.ready_status() == "True":
                 return
             now = self.ctx.engine.now
-            desired = desired_conditions(k, now)
+            desired = self._desired_conditions(now)
             ready = next(d for d in desired if d[0] == "Ready")
             if ready[1] != "False" and not unchanged(node.conditions, desired):
-                yield from self.patch_status(node, apply_setters(k, node, now, desired), reason="fast status update")
+                yield from self.patch_status(node, apply_setters(node, now, desired), reason="fast status update")
                 return
 
     # -- one sync ----------------------------------------------------------------------------
@@ -179,12 +212,11 @@ class NodeStatusSyncer:
         """One syncNodeStatus; True when it found nothing to post and nothing moving."""
         if not self.registered:
             yield from self.register_with_api_server()
-        k = self.kubelet
         for attempt in range(NODE_STATUS_UPDATE_RETRY):
             if attempt == 0:
                 # the kubelet's own Node informer: frozen while the node is cut off
-                if k.reachable:
-                    self._informer_node = self.ctx.api.cached("nodes", k.name)
+                if self.inputs.reachable:
+                    self._informer_node = self.api.cached("nodes", self.name)
                 original = self._informer_node
                 if original is None:
                     resp = yield from self._get_node()
@@ -197,14 +229,14 @@ class NodeStatusSyncer:
             now = self.ctx.engine.now
             report_due = (self.last_status_report_time is None
                           or now - self.last_status_report_time >= self.ctx.kubelet.node_status_report_frequency)
-            steady = k.steady(now)
+            steady = self.inputs.steady(now)
             if not report_due and steady and original is self._verified:
                 return True  # same Node object, same inputs: the setters would give the same answer
-            desired = desired_conditions(k, now)
+            desired = self._desired_conditions(now)
             if not report_due and unchanged(original.conditions, desired):
                 self._verified = original if steady else None
                 return steady  # the common case: nothing to post
-            conditions = apply_setters(k, original, now, desired)
+            conditions = apply_setters(original, now, desired)
             if not (status_changed(original.conditions, conditions) or report_due):
                 return False
             ok = yield from self.patch_status(original, conditions,
@@ -213,13 +245,14 @@ class NodeStatusSyncer:
                 return False
         return False
 
-    def _get_node(self) -> Generator[int, Any, Any]:
-        k = self.kubelet
-        return (yield from k.api.call(k.status_actor, "get", "nodes", k.name,
-                                      lambda _r: k.api.get(k.status_actor, "nodes", k.name)))
+    def _desired_conditions(self, now: int) -> list[tuple[str, str, str, str]]:
+        return desired_conditions(self.inputs, self.ctx.profile.ready_message, now)
+
+    def _get_node(self) -> Generator[int, Any, Response]:
+        api, actor, name = self.api, self.actor, self.name
+        return (yield from api.call(actor, "get", "nodes", name, lambda _r: api.get(actor, "nodes", name)))
 
     def patch_status(self, original: Node, conditions: tuple[NodeCondition, ...], reason: str) -> Generator[int, Any, bool]:
-        k = self.kubelet
         before = {c.type: c.status for c in original.conditions}
 
         def change(current: Node) -> Node:
@@ -234,10 +267,11 @@ class NodeStatusSyncer:
                     seen.append(t)
             return current.evolve(conditions=tuple(merged[t] for t in seen))
 
-        resp = yield from k.api.call(k.status_actor, "patch", "nodes", k.name,
-                                     lambda received: k.api.patch(k.status_actor, "nodes", k.name, change,
-                                                                  subresource="status", received=received),
-                                     subresource="status")
+        api, actor, name = self.api, self.actor, self.name
+        resp = yield from api.call(actor, "patch", "nodes", name,
+                                   lambda received: api.patch(actor, "nodes", name, change,
+                                                              subresource="status", received=received),
+                                   subresource="status")
         if not resp.ok:
             return False
         self.last_status_report_time = self.ctx.engine.now
@@ -245,8 +279,8 @@ class NodeStatusSyncer:
         return True
 
     def _record_condition_events(self, before: dict[str, str], conditions: tuple[NodeCondition, ...]) -> None:
-        k = self.kubelet
-        node = self.ctx.api.current("nodes", k.name)
+        name = self.name
+        node = self.api.current("nodes", name)
         if node is None:
             return
         for c in conditions:
@@ -258,28 +292,29 @@ class NodeStatusSyncer:
                 reason = PRESSURE_EVENTS[c.type][0 if c.status == "True" else 1]
             else:
                 continue
-            self.ctx.api.record_event(k.status_actor, node, reason, f"Node {k.name} status is now: {reason}",
-                                      source_component="kubelet", source_host=k.name)
+            self.api.record_event(self.actor, node, reason, f"Node {name} status is now: {reason}",
+                                  source_component="kubelet", source_host=name)
 
     # -- registration ------------------------------------------------------------------------
 
     def register_with_api_server(self) -> Generator[int, Any, None]:
-        k = self.kubelet
+        api, actor, me = self.api, self.actor, self.node
         backoff = 100 * MS
         while True:
             now = self.ctx.engine.now
             labels = {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
-                      "kubernetes.io/arch": "amd64", LABEL_HOSTNAME: k.name, "kubernetes.io/os": "linux"}
-            if k.zone:
-                labels[LABEL_ZONE] = k.zone
+                      "kubernetes.io/arch": "amd64", LABEL_HOSTNAME: me.name, "kubernetes.io/os": "linux"}
+            if me.zone:
+                labels[LABEL_ZONE] = me.zone
             node = Node(
-                metadata=ObjectMeta(name=k.name, namespace="", uid="", resource_version=0, creation=0, labels=labels),
-                pod_cidr=k.pod_cidr, address=k.address, kubelet_version=self.ctx.profile.kubelet_version,
-                capacity=(("cpu", "4"), ("ephemeral-storage", "101430960Ki"), ("memory", "16374584Ki"), ("pods", "110")),
+                metadata=ObjectMeta(name=me.name, namespace="", uid="", resource_version=0, creation=0, labels=labels),
+                pod_cidr=me.pod_cidr, address=me.address, kubelet_version=self.ctx.profile.kubelet_version,
+                capacity=(("cpu", "4"), ("ephemeral-storage", "101430960Ki"), ("memory", "16374584Ki"),
+                          ("pods", "110")),
             )
-            node = node.evolve(conditions=apply_setters(k, None, now))
-            resp = yield from k.api.call(k.status_actor, "create", "nodes", k.name,
-                                         lambda received, node=node: k.api.create(k.status_actor, node, received))
+            node = node.evolve(conditions=apply_setters(None, now, self._desired_conditions(now)))
+            resp = yield from api.call(actor, "create", "nodes", me.name,
+                                       lambda received, node=node: api.create(actor, node, received))
             if resp.ok:
                 self.registered = True  # lastStatusReportTime stays zero: the next step posts status
                 return
