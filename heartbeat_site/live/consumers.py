@@ -48,7 +48,6 @@ class RunConsumer(AsyncWebsocketConsumer):
     run_id: str
     delivered: int = 0
     registered: bool = False
-    parts_sent: int = 0  # id of the last message sent in parts
 
     async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]) -> None:
         """Handle the websocket's events and the run's messages one at a time, in one task.
@@ -87,14 +86,12 @@ class RunConsumer(AsyncWebsocketConsumer):
         await handler(message)
 
     async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool | int = False) -> None:
-        """Every text goes out in messages of at most 1 MiB (``frames.split_message``)."""
+        """Every text goes out in messages of at most 1 MiB (``frames.parts_of``: split once per
+        process for all the viewers the same text goes to)."""
         if text_data is not None and len(text_data) * 4 > frames.MAX_MESSAGE_BYTES:
-            pieces = frames.split_message(text_data, self.parts_sent + 1)
-            if len(pieces) > 1:
-                self.parts_sent += 1
-                for piece in pieces[:-1]:
-                    await super().send(text_data=piece)
-                text_data = pieces[-1]
+            *pieces, text_data = frames.parts_of(text_data)
+            for piece in pieces:
+                await super().send(text_data=piece)
         await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
     async def connect(self) -> None:
@@ -166,8 +163,12 @@ class RunConsumer(AsyncWebsocketConsumer):
             stored = frames.dumps(await database_sync_to_async(_rebuilt_snapshot)(self.run_id))
         state = await asyncio.to_thread(runstore.read_state, self.run_id)
         last_seq = frames.snapshot_last_seq(stored)
-        head = frames.dumps({"type": "snapshot", "run": await self._run_info(state)})
-        await self.send(text_data=f"{head[:-1]},{stored[1:]}")
+        # the same text for every viewer joining with this stored snapshot (split once: frames.parts_of);
+        # the viewer count, which each join changes, follows as a presence message
+        info = {**self.meta, "status": state.get("status") or "pending"}
+        await self.send(text_data=_snapshot_text(frames.dumps({"type": "snapshot", "run": info}), stored))
+        viewers = await asyncio.to_thread(runstore.viewer_count, self.run_id)
+        await self.send(text_data=frames.dumps({"type": "presence", "viewers": viewers}))
         self.delivered = last_seq
         await self._catch_up(self.delivered, None)
         await self._status_if_ended(state)
@@ -370,6 +371,22 @@ async def stored_snapshot(run_id: str) -> str | None:
         for stale in [key for key, (at, _) in cache.items() if now - at >= SNAPSHOT_REUSE_SECONDS]:
             del cache[stale]
     return await asyncio.shield(entry[1])
+
+
+_SNAPSHOT_TEXTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[float, str, str]]] = weakref.WeakKeyDictionary()
+
+
+def _snapshot_text(head: str, stored: str) -> str:
+    """``head`` and the stored snapshot as one message: one str object per (head, stored snapshot)
+    while the snapshot is reused (SNAPSHOT_REUSE_SECONDS), so that it is split once."""
+    texts = _SNAPSHOT_TEXTS.setdefault(asyncio.get_running_loop(), {})
+    entry = texts.get(head)
+    if entry is None or entry[1] is not stored:
+        now = time.monotonic()
+        for stale in [key for key, (at, _, _) in texts.items() if now - at >= 2 * SNAPSHOT_REUSE_SECONDS]:
+            del texts[stale]
+        entry = texts[head] = (now, stored, f"{head[:-1]},{stored[1:]}")
+    return entry[2]
 
 
 _META_CACHE: dict[str, dict] = {}

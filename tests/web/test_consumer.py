@@ -101,7 +101,8 @@ async def test_snapshot_first_then_catch_up_then_live_frames(run_id):
     first = await receive(ws)
     assert first["type"] == "snapshot"
     assert first["last_seq"] == 0
-    assert first["run"]["id"] == run_id and first["run"]["viewers"] == 1
+    assert first["run"]["id"] == run_id
+    assert (await receive(ws, "presence")) == {"type": "presence", "viewers": 1}  # the count follows the snapshot
     assert await seqs_until(ws, 3) == [1, 2, 3]
     driver.log(4, 6)
     await driver.frame(4, 6)
@@ -207,9 +208,11 @@ async def test_resync_sends_a_fresh_snapshot(run_id):
 async def test_viewer_count_and_presence_forwarding(run_id):
     FakeDriver(run_id).snapshot(0)
     a, _ = await connect(f"/ws/runs/{run_id}/")
-    assert (await receive(a, "snapshot"))["run"]["viewers"] == 1
+    await receive(a, "snapshot")
+    assert (await receive(a, "presence"))["viewers"] == 1
     b, _ = await connect(f"/ws/runs/{run_id}/")
-    assert (await receive(b, "snapshot"))["run"]["viewers"] == 2
+    await receive(b, "snapshot")
+    assert (await receive(b, "presence"))["viewers"] == 2
     await b.disconnect()
     assert runstore.viewer_count(run_id) == 1
     text = frames.dumps({"type": "presence", "viewers": 1})

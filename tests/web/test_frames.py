@@ -42,3 +42,18 @@ def test_frame_text_from_logged_texts_is_the_same_frame():
     built = json.loads(frames.frame_text(texts, CLOCK))
     assert built["type"] == "frame" and built["seq"] == [1, 2]
     assert built["events"] == batch and built["clock"] == CLOCK
+
+
+def test_a_large_text_is_split_once_for_every_viewer_and_joins_back():
+    text = frames.dumps({"type": "frame", "events": [{"seq": i, "summary": "x\"y" * 40} for i in range(20_000)]})
+    assert len(text.encode()) > frames.MAX_MESSAGE_BYTES
+    parts = frames.parts_of(text)
+    assert frames.parts_of(text) is parts  # the next viewer gets the same parts
+    assert all(len(part.encode()) <= frames.MAX_MESSAGE_BYTES for part in parts) and len(parts) > 1
+    decoded = [json.loads(part) for part in parts]
+    assert {part["message"] for part in decoded} == {decoded[0]["message"]}
+    assert "".join(part["data"] for part in decoded) == text
+    other = frames.parts_of(text + " ")
+    assert json.loads(other[0])["message"] != decoded[0]["message"]  # another message, another id
+    small = '{"type":"clock"}'
+    assert frames.parts_of(small) == [small]
