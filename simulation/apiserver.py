@@ -453,19 +453,27 @@ class WriteEvent(SimEvent):
     walking them after each slice."""
 
     __slots__ = ("user", "verb", "subresource", "old", "removed", "watchers", "received")
+    user: str
+    verb: str
+    subresource: str
+    old: Any
+    removed: bool
+    watchers: tuple[str, ...]
+    received: int
 
     @property
     def fields(self) -> dict[str, Any]:
-        if self._fields is None:
+        fields = self._fields
+        if not isinstance(fields, dict):  # not built yet
             new, verb = self.obj, self.verb
             m, resource = new.metadata, new.resource
-            self._fields = {
+            fields = self._fields = {
                 "user": self.user, "verb": verb, "resource": resource, "subresource": self.subresource,
                 "namespace": m.namespace, "name": m.name, "code": 201 if verb == "create" else 200, "message": None,
                 "removed": self.removed, "watchers": list(self.watchers), "received": self.received,
                 "summary": _summary(verb, resource, self.subresource, self.old, new, self.removed),
             }
-        return self._fields
+        return fields
 
 
 def _node_of_key(resource: str, name: str) -> str | None:

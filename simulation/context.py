@@ -4,6 +4,7 @@ the parsed configuration and the version profile."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +12,12 @@ from .apiserver import APIServer
 from .clock import US, WallClock, parse_duration, seconds
 from .engine import Engine
 from .events import Recorder
+from .objects import Pod
 from .profiles import Profile
+
+# The pods bound to a node, by "namespace/name", from the shared informer cache (every
+# controller's pod index, getPodsAssignedToNode)
+PodsOnNode = Callable[[str], dict[str, Pod]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +97,7 @@ _VARIANT_MASK, _VARIANT = ~(0xC000 << 48), 0x8000 << 48
 _VERSION_MASK, _VERSION_4 = ~(0xF000 << 64), 4 << 76
 
 
-def uid_factory(rng: random.Random):
+def uid_factory(rng: random.Random) -> Callable[[], str]:
     """Random (version 4) UIDs from the run's seeded stream, as str(uuid.UUID(int=..., version=4))
     writes them, formatted directly: a 5,000-node start-up makes 100,000 of them, and the UUID
     object cost half of each."""

@@ -12,26 +12,33 @@ from typing import Any
 from .clock import US, WallClock
 from .objects import to_k8s
 
+# An event's fields: a dict, a function that builds it when first asked, or None for a
+# subclass that builds them itself (apiserver.WriteEvent)
+Fields = dict[str, Any] | Callable[[], dict[str, Any]] | None
+
 
 class SimEvent:
     __slots__ = ("seq", "t", "type", "component", "node", "_fields", "obj", "clock")
 
     def __init__(self, seq: int, t: int, type_: str, component: str, node: str | None,
-                 fields: dict[str, Any] | Callable[[], dict[str, Any]], obj: Any, clock: WallClock) -> None:
+                 fields: Fields, obj: Any, clock: WallClock) -> None:
         self.seq = seq
         self.t = t
         self.type = type_
         self.component = component
         self.node = node
-        self._fields = fields  # a dict, or a function that builds it when first asked
+        self._fields = fields
         self.obj = obj
         self.clock = clock
 
     @property
     def fields(self) -> dict[str, Any]:
-        if callable(self._fields):
-            self._fields = self._fields()
-        return self._fields
+        fields = self._fields
+        if callable(fields):
+            fields = self._fields = fields()
+        if fields is None:
+            raise TypeError(f"{type(self).__name__} must build its own fields")
+        return fields
 
     @property
     def seconds(self) -> float:

@@ -5,14 +5,16 @@ instance once it is not Ready)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from .apiserver import Actor
 from .clock import US
-from .objects import Node, set_pod_condition
+from .objects import Node, Pod, set_pod_condition
 
 if TYPE_CHECKING:
-    from .context import Context
+    from .context import Context, PodsOnNode
+    from .engine import Timer
 
 GC_DELAY = 1 * US
 PODGC_CHECK_PERIOD = 20 * US  # gcCheckPeriod
@@ -39,7 +41,7 @@ class GarbageCollector:
 
 
 class PodGarbageCollector:
-    def __init__(self, ctx: Context, pods_on_node) -> None:
+    def __init__(self, ctx: Context, pods_on_node: PodsOnNode) -> None:
         self.ctx = ctx
         self.pods_on_node = pods_on_node
         self.actor = Actor("system:serviceaccount:kube-system:pod-garbage-collector", "pod-garbage-collector")
@@ -59,10 +61,8 @@ class PodGarbageCollector:
         for pod in sorted(self.pods_on_node(node).values(), key=lambda p: p.metadata.name):
             now = self.ctx.engine.now
             if not pod.terminal:
-                api.patch(self.actor, "pods", pod.metadata.name, lambda p, now=now: p.evolve(
-                    phase="Failed", conditions=set_pod_condition(p.conditions, "DisruptionTarget", "True", now,
-                                                                 "DeletionByPodGC", "PodGC: node no longer exists")),
-                    namespace=pod.metadata.namespace, subresource="status")
+                api.patch(self.actor, "pods", pod.metadata.name, partial(_failed_by_podgc, now=now),
+                          namespace=pod.metadata.namespace, subresource="status")
             api.delete(self.actor, "pods", pod.metadata.name, namespace=pod.metadata.namespace, grace_seconds=0)
         self.ctx.recorder.decision("pod-garbage-collector", "podgc.orphaned", node, {"quarantine": 40},
                                    "orphaned pods force-deleted",
@@ -78,7 +78,7 @@ class CloudNodeLifecycleController:
         self.actor = Actor("system:serviceaccount:kube-system:cloud-node-lifecycle-controller",
                            "cloud-node-lifecycle-controller")
         self.terminated: set[str] = set()
-        self._timer = None
+        self._timer: Timer | None = None
 
     def instance_terminated(self, node: str) -> None:
         self.terminated.add(node)
@@ -107,3 +107,9 @@ class CloudNodeLifecycleController:
                                        "staging/src/k8s.io/cloud-provider/controllers/nodelifecycle/node_lifecycle_controller.go")
         if self.terminated:
             self._timer = self.ctx.engine.call_later(CLOUD_MONITOR_PERIOD, self._monitor_nodes)
+
+
+def _failed_by_podgc(pod: Pod, now: int) -> Pod:
+    """The status patch before PodGC's force delete: phase Failed, DisruptionTarget (DeletionByPodGC)."""
+    return pod.evolve(phase="Failed", conditions=set_pod_condition(pod.conditions, "DisruptionTarget", "True", now,
+                                                                   "DeletionByPodGC", "PodGC: node no longer exists"))

@@ -673,7 +673,7 @@ def event_to_k8s(ev: Event, clock: WallClock) -> dict[str, Any]:
     }
 
 
-_SERIALISERS = {
+_SERIALISERS: dict[str, Callable[[Any, WallClock], dict[str, Any]]] = {
     "leases": lease_to_k8s,
     "nodes": node_to_k8s,
     "pods": pod_to_k8s,

@@ -15,7 +15,7 @@ from .apiserver import Actor
 from .objects import NO_EXECUTE, NO_SCHEDULE, TAINT_UNSCHEDULABLE, Node, Pod, Taint, set_pod_condition
 
 if TYPE_CHECKING:
-    from .context import Context
+    from .context import Context, PodsOnNode
 
 LANE = "kube-scheduler"
 MAX_PODS = 110
@@ -32,7 +32,7 @@ def restrictions(node: Node) -> Restrictions:
 
 
 class Scheduler:
-    def __init__(self, ctx: Context, pods_on_node) -> None:
+    def __init__(self, ctx: Context, pods_on_node: PodsOnNode) -> None:
         self.ctx = ctx
         self.api = ctx.api
         self.actor = Actor("system:kube-scheduler", LANE)

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from .apiserver import Actor
 from .clock import MS, US
 from .engine import Timer
-from .objects import NO_EXECUTE, Node, Pod, Taint, Toleration, set_pod_condition
+from .objects import NO_EXECUTE, Node, Pod, PodCondition, Taint, Toleration, set_pod_condition
 
 if TYPE_CHECKING:
-    from .context import Context
+    from .context import Context, PodsOnNode
 
 LANE = "taint-eviction-controller"
 RETRIES = 5
@@ -56,7 +56,7 @@ def get_min_toleration_time(used: list[Toleration]) -> int | None:
 
 
 class TaintEvictionController:
-    def __init__(self, ctx: Context, pods_on_node) -> None:
+    def __init__(self, ctx: Context, pods_on_node: PodsOnNode) -> None:
         self.ctx = ctx
         self.api = ctx.api
         self.actor = Actor("system:serviceaccount:kube-system:node-controller", LANE)
@@ -214,7 +214,7 @@ class TaintEvictionController:
                 for key, s in sorted(self.scheduled.items())}
 
 
-def _with_conditions(pod: Pod, conditions: tuple) -> Pod:
+def _with_conditions(pod: Pod, conditions: tuple[PodCondition, ...]) -> Pod:
     return pod.evolve(conditions=conditions)
 
 

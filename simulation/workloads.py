@@ -26,7 +26,7 @@ from .objects import (
 )
 
 if TYPE_CHECKING:
-    from .context import Context
+    from .context import Context, PodsOnNode
 
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand
 
@@ -118,7 +118,7 @@ DAEMONSET_TOLERATIONS = (  # pkg/controller/daemon/util AddOrUpdateDaemonPodTole
 class DaemonSetController:
     """One pod per eligible node; failed pods are deleted and replaced."""
 
-    def __init__(self, ctx: Context, spec: dict[str, Any], pods_on_node) -> None:
+    def __init__(self, ctx: Context, spec: dict[str, Any], pods_on_node: PodsOnNode) -> None:
         self.ctx = ctx
         self.api = ctx.api
         self.spec = spec

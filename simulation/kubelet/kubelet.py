@@ -21,7 +21,7 @@ from .node_status import RESOURCE_CONDITION, NodeIdentity, NodeStatusSyncer
 CONDITION_RESOURCE = {c: r for r, c in RESOURCE_CONDITION.items()}
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from ..context import Context, PodsOnNode
 
 RUNTIME_CHECK_PERIOD = 5 * US
 MAX_WAIT_FOR_CONTAINER_RUNTIME = 30 * US
@@ -60,7 +60,7 @@ def _ceil(t: int, origin: int, period: int) -> int:
 
 class Kubelet:
     def __init__(self, ctx: Context, name: str, zone: str, index: int,
-                 pods_on_node: Callable[[str], dict[str, Pod]], *, doze: bool = True) -> None:
+                 pods_on_node: PodsOnNode, *, doze: bool = True) -> None:
         """`doze`: the status loop's cost shortcut (node_status.py), on by default."""
         self.ctx = ctx
         self.doze = doze
@@ -239,11 +239,12 @@ class Kubelet:
         self._steady_from = _ceil(max(self.runtime_up_since, self.started_at), self.started_at, RUNTIME_CHECK_PERIOD)
 
     def _note_pressure_change(self) -> None:
-        ends = [e.end for eps in self.pressure.values() for e in eps]
-        if any(end is None for end in ends):
+        episodes = [e for eps in self.pressure.values() for e in eps]
+        if any(e.end is None for e in episodes):
             self._pressure_quiet_from = 2**62
         else:
-            self._pressure_quiet_from = max(ends, default=0) + EVICTION_PRESSURE_TRANSITION_PERIOD + 2 * EVICTION_MONITORING_INTERVAL
+            last_end = max((e.end for e in episodes if e.end is not None), default=0)
+            self._pressure_quiet_from = last_end + EVICTION_PRESSURE_TRANSITION_PERIOD + 2 * EVICTION_MONITORING_INTERVAL
 
     def ready_errors(self, now: int) -> list[str]:
         """The Ready setter's error list, in the kubelet's order (runtime, network, shutdown)."""

@@ -57,10 +57,10 @@ class NodeLeaseController:
         api, engine, actor = self.api, self.clock, self.actor
         while True:
             base = self.latest
-            latency = None
-            if base is not None and base.metadata.owner_references:
-                latency = api.direct_latency(actor)
-            if latency is not None:
+            latency = api.direct_latency(actor) if base is not None and base.metadata.owner_references else None
+            if base is None:
+                yield from self.ensure_and_renew()
+            elif latency is not None:
                 received = engine.now
                 to_update = base.evolve(renew_time=received)
                 yield latency  # what api.call does for a request that goes straight through
@@ -69,7 +69,7 @@ class NodeLeaseController:
                     self.latest = resp.obj
                 elif not (yield from self.retry_update_lease(base, first=resp)):
                     yield from self.ensure_and_renew()
-            elif base is None or not (yield from self.retry_update_lease(base)):
+            elif not (yield from self.retry_update_lease(base)):
                 yield from self.ensure_and_renew()
             yield jitter(self.rng, period)
 
@@ -87,22 +87,25 @@ class NodeLeaseController:
             if attempt == 0 and first is not None:
                 resp = first
             else:
+                to_update: Lease | None
                 if base.metadata.owner_references:  # the usual renewal: no Node GET needed
                     to_update = base.evolve(renew_time=engine.now)
                 else:
                     to_update = yield from self.new_lease(base)
-                    if to_update is None:
-                        return False
-                resp = yield from api.call(actor, "update", "leases", self.holder_identity,
-                                           lambda received, obj=to_update: api.update(actor, obj, received=received),
-                                           namespace=NAMESPACE)
+                if to_update is None:
+                    return False
+                def update(received: int, obj: Lease = to_update) -> Response:
+                    return api.update(actor, obj, received=received)
+
+                resp = yield from api.call(actor, "update", "leases", self.holder_identity, update, namespace=NAMESPACE)
             if resp.ok:
                 self.latest = resp.obj
                 return True
             if resp.code == 409:
-                base, _created = yield from self.backoff_ensure_lease()
-                if base is None:
+                ensured, _created = yield from self.backoff_ensure_lease()
+                if ensured is None:
                     return False
+                base = ensured
         return False
 
     def backoff_ensure_lease(self) -> Generator[int, Any, tuple[Lease | None, bool]]:

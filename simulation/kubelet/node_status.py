@@ -4,6 +4,7 @@ pkg/kubelet/nodestatus/setters.go; docs/kubernetes-node-health.md §2.2-§2.3)."
 from __future__ import annotations
 
 from collections.abc import Generator
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..clock import MS, US
@@ -141,8 +142,9 @@ class NodeStatusSyncer:
         self._handle = self.ctx.engine.current
         while True:
             quiet = yield from self.sync_node_status()
-            if self.doze and quiet and self.last_status_report_time is not None:
-                yield self._doze(period)
+            last_report = self.last_status_report_time
+            if self.doze and quiet and last_report is not None:
+                yield self._doze(period, last_report)
             else:
                 yield self._next_jitter(period)
 
@@ -158,9 +160,9 @@ class NodeStatusSyncer:
     def _next_jitter(self, period: int) -> int:
         return self._jitters.pop(0) if self._jitters else jitter(self.rng, period)
 
-    def _doze(self, period: int) -> int:
+    def _doze(self, period: int, last_report: int) -> int:
         now = self.ctx.engine.now
-        due = self.last_status_report_time + self.ctx.kubelet.node_status_report_frequency
+        due = last_report + self.ctx.kubelet.node_status_report_frequency
         steps = [self._next_jitter(period)]
         tick = now + steps[0]
         while tick < due:
@@ -313,8 +315,7 @@ class NodeStatusSyncer:
                           ("pods", "110")),
             )
             node = node.evolve(conditions=apply_setters(None, now, self._desired_conditions(now)))
-            resp = yield from api.call(actor, "create", "nodes", me.name,
-                                       lambda received, node=node: api.create(actor, node, received))
+            resp = yield from api.call(actor, "create", "nodes", me.name, partial(api.create, actor, node))
             if resp.ok:
                 self.registered = True  # lastStatusReportTime stays zero: the next step posts status
                 return

@@ -12,7 +12,8 @@ What it does not do itself: skip the nodes whose outcome is already known. That 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Generator
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..apiserver import Actor
@@ -44,7 +45,7 @@ from .rate_limited_queue import RateLimitedTimedQueue, TimedValue
 from .shortcuts import MonitorShortcuts
 
 if TYPE_CHECKING:
-    from ..context import Context
+    from ..context import Context, PodsOnNode
 
 LANE = "node-lifecycle-controller"
 SOURCE = "pkg/controller/nodelifecycle/node_lifecycle_controller.go"
@@ -102,7 +103,7 @@ def _zone_key(labels: dict[str, str]) -> str:
 
 
 class NodeLifecycleController:
-    def __init__(self, ctx: Context, pods_on_node: Callable[[str], dict[str, Pod]], *,
+    def __init__(self, ctx: Context, pods_on_node: PodsOnNode, *,
                  steady_nodes: bool = True, settled_nodes: bool = True) -> None:
         """`steady_nodes`, `settled_nodes`: the cost shortcuts of `shortcuts.py`, on by default."""
         self.ctx = ctx
@@ -191,6 +192,8 @@ class NodeLifecycleController:
         # zoneToNodeConditions, counted: [Ready=True, the others] per zone
         zone_counts = shortcuts.zone_counts()  # shortcut: the steady nodes, all Ready=True
         for name, node, zone in visits:  # updateNodeFunc, one node after the other
+            observed: str | None
+            current: str | None
             settled = shortcuts.settled_verdict(name, node, zone, now)  # shortcut: an Unknown node, unchanged
             if settled is not None:
                 observed, current = settled
@@ -497,7 +500,7 @@ class NodeLifecycleController:
         now = self.ctx.engine.now
         for zone in sorted(self.queues):
             q = self.queues[zone]
-            q.try_process(now, lambda item, z=zone: self._taint_head(item, z))
+            q.try_process(now, partial(self._taint_head, zone=zone))
         if any(len(q) for q in self.queues.values()):
             self._ensure_tainting_tick()
 
