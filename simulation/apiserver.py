@@ -288,7 +288,8 @@ class APIServer:
         if current.metadata.resource_version != m.resource_version:
             return self._reject(actor, "update", obj, subresource, received, 409,
                                 f'Operation cannot be fulfilled on {_GROUP_RESOURCE[resource]} "{m.name}": '
-                                "the object has been modified; please apply your changes to the latest version and try again")
+                                "the object has been modified; please apply your changes to the latest version and "
+                                "try again")
         fail = self._injected_failure(actor, resource, subresource)
         if fail:
             return self._reject(actor, "update", obj, subresource, received, 500, fail)
@@ -312,7 +313,8 @@ class APIServer:
         if resource_version is not None and current.metadata.resource_version != resource_version:
             return self._reject_key(actor, "patch", resource, name, namespace, subresource, received, 409,
                                     f'Operation cannot be fulfilled on {_GROUP_RESOURCE[resource]} "{name}": '
-                                    "the object has been modified; please apply your changes to the latest version and try again")
+                                    "the object has been modified; please apply your changes to the latest version "
+                                    "and try again")
         fail = self._injected_failure(actor, resource, subresource)
         if fail:
             return self._reject_key(actor, "patch", resource, name, namespace, subresource, received, 500, fail)
@@ -504,12 +506,14 @@ def _summary(verb: str, resource: str, subresource: str, old: Any, new: Any, rem
     if resource == "nodes" and old is not None and verb == "patch":
         added = set(new.taints) - set(old.taints)
         gone = set(old.taints) - set(new.taints)
-        parts = [f"+{t.key.split('/')[-1]}:{t.effect}" for t in added] + [f"-{t.key.split('/')[-1]}:{t.effect}" for t in gone]
+        parts = ([f"+{t.key.split('/')[-1]}:{t.effect}" for t in added]
+                 + [f"-{t.key.split('/')[-1]}:{t.effect}" for t in gone])
         if parts:
             return f"taint Node {name} {' '.join(sorted(parts))}"
     if resource == "pods" and verb == "delete":
         return f"{'remove' if removed else 'delete (graceful)'} Pod {name}"
-    return f"{verb} {resource[:-1].capitalize() if resource != 'endpointslices' else 'EndpointSlice'} {name}{'/' + subresource if subresource else ''}"
+    kind = resource[:-1].capitalize() if resource != "endpointslices" else "EndpointSlice"
+    return f"{verb} {kind} {name}{'/' + subresource if subresource else ''}"
 
 
 def _transitions(rec: Recorder, component: str, old: Any, new: Any, last: Any) -> None:
@@ -556,7 +560,8 @@ def _transitions(rec: Recorder, component: str, old: Any, new: Any, last: Any) -
             rec.transition(component, "pod-phase", node, old.phase, new.phase, pod=pod_name)
         dt_old, dt_new = old.condition("DisruptionTarget"), new.condition("DisruptionTarget")
         if dt_new is not None and dt_new.status == "True" and (dt_old is None or dt_old.status != "True"):
-            rec.transition(component, "pod-disruption-target", node, None, dt_new.reason, pod=pod_name, key=dt_new.reason)
+            rec.transition(component, "pod-disruption-target", node, None, dt_new.reason, pod=pod_name,
+                           key=dt_new.reason)
         if old.metadata.deletion_timestamp is None and new.metadata.deletion_timestamp is not None:
             rec.transition(component, "pod-terminating", node, None, new.metadata.deletion_timestamp / US, pod=pod_name)
     elif r == "endpointslices":

@@ -19,9 +19,9 @@ from .simulation import Simulation
 TIMELINE_KINDS = {"node-ready", "node-condition", "taint-added", "taint-removed", "pod-ready", "pod-terminating",
                   "pod-deleted", "pod-scheduled", "zone-state", "node-created", "node-deleted", "pod-phase",
                   "node-unschedulable", "endpoint", "pod-created", "pod-disruption-target"}
-TIMELINE_RULES = {"nlc.mark-unknown", "nlc.enqueue-taint", "nlc.enter-master-disruption", "nlc.exit-master-disruption",
-                  "nlc.swap-limiter", "kubelet.evict-pressure", "podgc.orphaned", "cloud.delete-node", "tec.process-pod",
-                  "nlc.mark-pods-not-ready"}
+TIMELINE_RULES = {"nlc.mark-unknown", "nlc.enqueue-taint", "nlc.enter-master-disruption",
+                  "nlc.exit-master-disruption", "nlc.swap-limiter", "kubelet.evict-pressure", "podgc.orphaned",
+                  "cloud.delete-node", "tec.process-pod", "nlc.mark-pods-not-ready"}
 
 
 def resolve(name_or_path: str) -> Scenario:
@@ -138,14 +138,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m simulation",
-                                     description="Simulate Kubernetes node heartbeats and the control plane's reaction.")
+    parser = argparse.ArgumentParser(
+        prog="python -m simulation",
+        description="Simulate Kubernetes node heartbeats and the control plane's reaction.")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a scenario headless and print its timeline")
     run.add_argument("scenario", help="a scenario file (YAML/JSON) or a built-in name")
     run.add_argument("--until", help="stop at this virtual time (default: the scenario's duration), e.g. 10m")
     run.add_argument("--audit-log", metavar="FILE", help="write audit.k8s.io/v1 records as JSON lines ('-' = stdout)")
-    run.add_argument("--events", metavar="FILE", help="write every event (decisions included) as JSON lines ('-' = stdout)")
+    run.add_argument("--events", metavar="FILE",
+                     help="write every event (decisions included) as JSON lines ('-' = stdout)")
     run.add_argument("--seed", type=int, help="override the scenario's seed")
     run.add_argument("--no-timeline", action="store_true", help="do not print the timeline")
     run.set_defaults(func=cmd_run)

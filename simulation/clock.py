@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 US = 1_000_000  # microseconds per second
 MS = 1_000
 
-_DURATION_RE = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$")
+_DURATION_RE = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?"
+                          r"(?:(\d+(?:\.\d+)?)ms)?$")
 
 
 def seconds(value: float) -> int:
@@ -111,16 +112,19 @@ class WallClock:
     metav1.Time is RFC 3339 to the second; metav1.MicroTime always has six fractional digits.
     """
 
+    SECONDS_KEPT = 4096  # formatted seconds remembered: objects' creation times and "now" alternate
+
     def __init__(self, start_epoch_us: int) -> None:
         self.start = start_epoch_us
-        self._cache_sec = -1
-        self._cache_text = ""
+        self._seconds: dict[int, str] = {}
 
     def _second(self, epoch_s: int) -> str:
-        if epoch_s != self._cache_sec:
-            self._cache_sec = epoch_s
-            self._cache_text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch_s))
-        return self._cache_text
+        text = self._seconds.get(epoch_s)
+        if text is None:
+            if len(self._seconds) >= self.SECONDS_KEPT:
+                self._seconds.clear()
+            text = self._seconds[epoch_s] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch_s))
+        return text
 
     def time(self, t: int | None) -> str | None:
         """metav1.Time: truncated to the second."""

@@ -54,7 +54,8 @@ class EndpointSliceController:
         for name, svc in self.services.items():
             if not self._matches(svc, pod):
                 continue
-            changed = self.members[name].pop(pod.metadata.name, None) is not None if new is None else self._update_member(name, svc, new)
+            changed = (self.members[name].pop(pod.metadata.name, None) is not None if new is None
+                       else self._update_member(name, svc, new))
             if changed:
                 self._changed[name].add(pod.metadata.name)
                 self._queue()

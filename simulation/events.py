@@ -61,7 +61,9 @@ class SimEvent:
         return out
 
     def __repr__(self) -> str:  # for test failure messages
-        return f"<{self.seq} t={self.t / US:.6f} {self.type} {self.component} {self.node} {self.fields.get('summary') or self.fields.get('kind') or self.fields.get('rule') or ''}>"
+        fields = self.fields
+        what = fields.get("summary") or fields.get("kind") or fields.get("rule") or ""
+        return f"<{self.seq} t={self.t / US:.6f} {self.type} {self.component} {self.node} {what}>"
 
 
 class Recorder:

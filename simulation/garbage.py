@@ -66,7 +66,8 @@ class PodGarbageCollector:
             api.delete(self.actor, "pods", pod.metadata.name, namespace=pod.metadata.namespace, grace_seconds=0)
         self.ctx.recorder.decision("pod-garbage-collector", "podgc.orphaned", node, {"quarantine": 40},
                                    "orphaned pods force-deleted",
-                                   "The pods' Node no longer exists (checked after a 40 s quarantine): PodGC deletes them with grace 0.",
+                                   "The pods' Node no longer exists (checked after a 40 s quarantine): PodGC deletes "
+                                   "them with grace 0.",
                                    "pkg/controller/podgc/gc_controller.go")
 
 
@@ -103,7 +104,8 @@ class CloudNodeLifecycleController:
             self.terminated.discard(name)
             self.ctx.recorder.decision("cloud-node-lifecycle-controller", "cloud.delete-node", name,
                                        {"ready": node.ready_status()}, "Node deleted",
-                                       "The node is not Ready and the cloud provider says its instance no longer exists.",
+                                       "The node is not Ready and the cloud provider says its instance no longer "
+                                       "exists.",
                                        "staging/src/k8s.io/cloud-provider/controllers/nodelifecycle/node_lifecycle_controller.go")
         if self.terminated:
             self._timer = self.ctx.engine.call_later(CLOUD_MONITOR_PERIOD, self._monitor_nodes)

@@ -570,8 +570,9 @@ def pod_to_k8s(pod: Pod, clock: WallClock) -> dict[str, Any]:
     if selector:
         spec["nodeSelector"] = selector
     if "metadata.name" in pod.node_selector:  # DaemonSet pods: node affinity on the node's name
-        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [pod.node_selector["metadata.name"]]}]}]}}}
+        match = {"key": "metadata.name", "operator": "In", "values": [pod.node_selector["metadata.name"]]}
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchFields": [match]}]}}}
     if pod.priority_class_name:
         spec["priorityClassName"] = pod.priority_class_name
     if pod.tolerations:
@@ -628,7 +629,8 @@ def service_to_k8s(svc: Service, clock: WallClock) -> dict[str, Any]:
     return {
         **_head(svc),
         "metadata": _meta(svc, clock),
-        "spec": {"selector": dict(svc.selector), "clusterIP": svc.cluster_ip, "ports": [{"port": 80, "protocol": "TCP"}]},
+        "spec": {"selector": dict(svc.selector), "clusterIP": svc.cluster_ip,
+                 "ports": [{"port": 80, "protocol": "TCP"}]},
     }
 
 
@@ -653,7 +655,8 @@ def endpointslice_to_k8s(es: EndpointSlice, clock: WallClock) -> dict[str, Any]:
 
 def event_to_k8s(ev: Event, clock: WallClock) -> dict[str, Any]:
     api_version = "coordination.k8s.io/v1" if ev.involved_kind == "Lease" else "v1"
-    involved: dict[str, Any] = {"kind": ev.involved_kind, "name": ev.involved_name, "uid": ev.involved_uid, "apiVersion": api_version}
+    involved: dict[str, Any] = {"kind": ev.involved_kind, "name": ev.involved_name, "uid": ev.involved_uid,
+                                "apiVersion": api_version}
     if ev.involved_namespace:
         involved["namespace"] = ev.involved_namespace
     source: dict[str, Any] = {"component": ev.source_component}

@@ -27,7 +27,8 @@ class Profile:
         return {
             "version": self.version,
             "nodeMonitorGracePeriod": self.node_monitor_grace_period,
-            "taintEvictionController": "taint-eviction-controller" if self.tec_separate else "node-lifecycle-controller (taint manager)",
+            "taintEvictionController": ("taint-eviction-controller" if self.tec_separate
+                                        else "node-lifecycle-controller (taint manager)"),
             "taintEvictionEventSource": self.tec_event_source,
         }
 

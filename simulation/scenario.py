@@ -124,7 +124,8 @@ class _Checker:
             self.error(path, f"must be at most {maximum}, got {value}")
         return value
 
-    def number(self, value: Any, path: str, default: float, *, minimum: float = 0.0, maximum: float | None = None) -> float:
+    def number(self, value: Any, path: str, default: float, *, minimum: float = 0.0,
+               maximum: float | None = None) -> float:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -230,19 +231,22 @@ def load_scenario(source: Any) -> Scenario:
         c.error("startTime", f"must be an RFC 3339 time such as 2026-01-01T00:00:00Z ({exc})")
         start = "2026-01-01T00:00:00Z"
     out["startTime"] = start
-    out["duration"] = format_duration(c.duration(doc.get("duration"), "duration", 900.0, positive=True, maximum=MAX_DURATION))
+    out["duration"] = format_duration(c.duration(doc.get("duration"), "duration", 900.0, positive=True,
+                                                 maximum=MAX_DURATION))
 
     nodes = _cluster(c, doc.get("cluster"), out)
     _kubelet(c, doc.get("kubelet"), out)
     _controller_manager(c, doc.get("controllerManager"), out, PROFILES[version].node_monitor_grace_period)
     api = c.mapping(doc.get("apiServer"), "apiServer",
-                    ("defaultNotReadyTolerationSeconds", "defaultUnreachableTolerationSeconds", "defaultTolerationSeconds"))
+                    ("defaultNotReadyTolerationSeconds", "defaultUnreachableTolerationSeconds",
+                     "defaultTolerationSeconds"))
     out["apiServer"] = {
         "defaultNotReadyTolerationSeconds": c.integer(api.get("defaultNotReadyTolerationSeconds"),
                                                       "apiServer.defaultNotReadyTolerationSeconds", 300),
         "defaultUnreachableTolerationSeconds": c.integer(api.get("defaultUnreachableTolerationSeconds"),
                                                          "apiServer.defaultUnreachableTolerationSeconds", 300),
-        "defaultTolerationSeconds": c.boolean(api.get("defaultTolerationSeconds"), "apiServer.defaultTolerationSeconds", True),
+        "defaultTolerationSeconds": c.boolean(api.get("defaultTolerationSeconds"),
+                                              "apiServer.defaultTolerationSeconds", True),
     }
     faults = doc.get("faults") or []
     known_nodes = {n for n, _z in nodes}
@@ -438,11 +442,13 @@ def _kubelet(c: _Checker, raw: Any, out: dict[str, Any]) -> None:
                                    "shutdownGracePeriod", "shutdownGracePeriodCriticalPods"))
     update = c.duration(k.get("nodeStatusUpdateFrequency"), "kubelet.nodeStatusUpdateFrequency", 10.0, positive=True,
                         maximum=3600)
-    # pkg/kubelet/apis/config/v1beta1/defaults.go: an explicit update frequency without a report frequency makes them equal.
+    # pkg/kubelet/apis/config/v1beta1/defaults.go: an explicit update frequency without a report
+    # frequency makes them equal.
     report_default = update if "nodeStatusUpdateFrequency" in k else 300.0
     report = c.duration(k.get("nodeStatusReportFrequency"), "kubelet.nodeStatusReportFrequency", report_default,
                         positive=True, maximum=24 * 3600)
-    lease = c.integer(k.get("nodeLeaseDurationSeconds"), "kubelet.nodeLeaseDurationSeconds", 40, minimum=1, maximum=3600)
+    lease = c.integer(k.get("nodeLeaseDurationSeconds"), "kubelet.nodeLeaseDurationSeconds", 40, minimum=1,
+                      maximum=3600)
     shutdown = c.duration(k.get("shutdownGracePeriod"), "kubelet.shutdownGracePeriod", 0.0, maximum=3600)
     critical = c.duration(k.get("shutdownGracePeriodCriticalPods"), "kubelet.shutdownGracePeriodCriticalPods", 0.0,
                           maximum=3600)
@@ -462,17 +468,19 @@ def _controller_manager(c: _Checker, raw: Any, out: dict[str, Any], grace_defaul
                                               "nodeEvictionRate", "secondaryNodeEvictionRate",
                                               "largeClusterSizeThreshold", "unhealthyZoneThreshold"))
     p = "controllerManager."
+
+    def period(key: str, default: float, maximum: float) -> str:
+        return format_duration(c.duration(cm.get(key), p + key, default, positive=True, maximum=maximum))
+
     out["controllerManager"] = {
-        "nodeMonitorPeriod": format_duration(c.duration(cm.get("nodeMonitorPeriod"), p + "nodeMonitorPeriod", 5.0,
-                                                        positive=True, maximum=600)),
-        "nodeMonitorGracePeriod": format_duration(c.duration(cm.get("nodeMonitorGracePeriod"), p + "nodeMonitorGracePeriod",
-                                                             grace_default, positive=True, maximum=3600)),
-        "nodeStartupGracePeriod": format_duration(c.duration(cm.get("nodeStartupGracePeriod"), p + "nodeStartupGracePeriod",
-                                                             60.0, positive=True, maximum=3600)),
+        "nodeMonitorPeriod": period("nodeMonitorPeriod", 5.0, 600),
+        "nodeMonitorGracePeriod": period("nodeMonitorGracePeriod", grace_default, 3600),
+        "nodeStartupGracePeriod": period("nodeStartupGracePeriod", 60.0, 3600),
         "nodeEvictionRate": c.number(cm.get("nodeEvictionRate"), p + "nodeEvictionRate", 0.1, maximum=1000),
-        "secondaryNodeEvictionRate": c.number(cm.get("secondaryNodeEvictionRate"), p + "secondaryNodeEvictionRate", 0.01,
-                                              maximum=1000),
-        "largeClusterSizeThreshold": c.integer(cm.get("largeClusterSizeThreshold"), p + "largeClusterSizeThreshold", 50),
+        "secondaryNodeEvictionRate": c.number(cm.get("secondaryNodeEvictionRate"), p + "secondaryNodeEvictionRate",
+                                              0.01, maximum=1000),
+        "largeClusterSizeThreshold": c.integer(cm.get("largeClusterSizeThreshold"), p + "largeClusterSizeThreshold",
+                                               50),
         "unhealthyZoneThreshold": c.number(cm.get("unhealthyZoneThreshold"), p + "unhealthyZoneThreshold", 0.55,
                                            maximum=1.0),
     }

@@ -152,8 +152,8 @@ class Scheduler:
             return
         now = self.ctx.engine.now
         resp = self.api.patch(self.actor, "pods", pod.metadata.name,
-                              lambda p: p.evolve(node_name=target,
-                                                conditions=set_pod_condition(p.conditions, "PodScheduled", "True", now)),
+                              lambda p: p.evolve(node_name=target, conditions=set_pod_condition(
+                                  p.conditions, "PodScheduled", "True", now)),
                               namespace=pod.metadata.namespace, subresource="binding", verb="create")
         if resp.ok:
             self.pending.pop(pod.key, None)
@@ -181,7 +181,8 @@ class Scheduler:
         return found
 
     def _filter(self, pod: Pod, node: Node) -> str:
-        if pod.owner_kind == "DaemonSet" and pod.node_selector.get("metadata.name", node.metadata.name) != node.metadata.name:
+        name = node.metadata.name
+        if pod.owner_kind == "DaemonSet" and pod.node_selector.get("metadata.name", name) != name:
             return "didn't match Pod's node affinity/selector"
         for k, v in pod.node_selector.items():
             if k != "metadata.name" and node.metadata.labels.get(k) != v:
@@ -207,8 +208,11 @@ class Scheduler:
     def _unschedulable(self, pod: Pod, total: int, reasons: dict[str, int]) -> None:
         detail = ", ".join(f"{n} node(s) {why}" if not why.startswith("Too") else f"{n} {why}"
                            for why, n in sorted(reasons.items()))
-        message = (f"0/{total} nodes are available: {detail}. preemption: 0/{total} nodes are available: "
-                   f"{total} Preemption is not helpful for scheduling.") if total else "no nodes available to schedule pods"
+        if total:
+            message = (f"0/{total} nodes are available: {detail}. preemption: 0/{total} nodes are available: "
+                       f"{total} Preemption is not helpful for scheduling.")
+        else:
+            message = "no nodes available to schedule pods"
         if self.last_failure.get(pod.key) == message:
             return
         self.last_failure[pod.key] = message
@@ -221,4 +225,5 @@ class Scheduler:
                               source_component="default-scheduler")
         self.ctx.recorder.decision(LANE, "scheduler.unschedulable", None, {"reasons": reasons, "nodes": total},
                                    "pod stays Pending", message,
-                                   "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go", pod=pod.metadata.name)
+                                   "pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go",
+                                   pod=pod.metadata.name)

@@ -392,7 +392,10 @@ class Simulation:
         """
         counts = {}
         for node in nodes:
-            pods = self.pods_on_node(node).values() if node else (p for p in self.api.store["pods"].values() if not p.node_name)
+            if node:
+                pods: Iterable[Pod] = self.pods_on_node(node).values()
+            else:
+                pods = (p for p in self.api.store["pods"].values() if not p.node_name)
             total = ready = terminating = 0
             for pod in pods:
                 total += 1
@@ -400,7 +403,8 @@ class Simulation:
                     terminating += 1
                 elif pod.is_ready():
                     ready += 1
-            counts[node] = {"total": total, "ready": ready, "notReady": total - ready - terminating, "terminating": terminating}
+            counts[node] = {"total": total, "ready": ready, "notReady": total - ready - terminating,
+                            "terminating": terminating}
         return counts
 
     def node_objects(self, node: str) -> dict[str, list[dict[str, Any]]] | None:

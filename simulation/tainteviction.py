@@ -30,7 +30,8 @@ class ScheduledEviction:
     timer: Timer
 
 
-def get_matching_tolerations(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> tuple[bool, list[Toleration]]:
+def get_matching_tolerations(taints: tuple[Taint, ...],
+                             tolerations: tuple[Toleration, ...]) -> tuple[bool, list[Toleration]]:
     """v1helper.GetMatchingTolerations: the FIRST toleration (spec order) per taint."""
     if not taints:
         return True, []

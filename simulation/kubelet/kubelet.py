@@ -244,7 +244,8 @@ class Kubelet:
             self._pressure_quiet_from = 2**62
         else:
             last_end = max((e.end for e in episodes if e.end is not None), default=0)
-            self._pressure_quiet_from = last_end + EVICTION_PRESSURE_TRANSITION_PERIOD + 2 * EVICTION_MONITORING_INTERVAL
+            settled = EVICTION_PRESSURE_TRANSITION_PERIOD + 2 * EVICTION_MONITORING_INTERVAL
+            self._pressure_quiet_from = last_end + settled
 
     def ready_errors(self, now: int) -> list[str]:
         """The Ready setter's error list, in the kubelet's order (runtime, network, shutdown)."""
@@ -292,7 +293,8 @@ class Kubelet:
         for episode in reversed(episodes):
             start, end = episode.start, episode.end
             lo = _ceil(max(start, self.started_at), self.started_at, EVICTION_MONITORING_INTERVAL)
-            hi = tick if end is None or end > tick else _ceil(end, self.started_at, EVICTION_MONITORING_INTERVAL) - EVICTION_MONITORING_INTERVAL
+            hi = (tick if end is None or end > tick
+                  else _ceil(end, self.started_at, EVICTION_MONITORING_INTERVAL) - EVICTION_MONITORING_INTERVAL)
             if lo <= hi:
                 return tick - hi < EVICTION_PRESSURE_TRANSITION_PERIOD
         return False
@@ -319,10 +321,12 @@ class Kubelet:
             return
         pod = victims[0]
         signal = {"memory": "memory.available", "disk": "nodefs.available", "pid": "pid.available"}[resource]
-        message = f"The node was low on resource: {resource}. Threshold quantity: {_THRESHOLD[resource]}, available: {_AVAILABLE[resource]}. "
+        message = (f"The node was low on resource: {resource}. Threshold quantity: {_THRESHOLD[resource]}, "
+                   f"available: {_AVAILABLE[resource]}. ")
         self.ctx.recorder.decision("kubelet", "kubelet.evict-pressure", self.name,
                                    {"signal": signal, "threshold": _THRESHOLD[resource]}, f"evict {pod.metadata.name}",
-                                   f"The eviction manager saw {signal} below its hard threshold and evicted one pod to reclaim it.",
+                                   f"The eviction manager saw {signal} below its hard threshold and evicted one pod "
+                                   "to reclaim it.",
                                    "pkg/kubelet/eviction/eviction_manager.go", pod=pod.metadata.name)
         self.ctx.engine.spawn(self._fail_pod(pod, "Evicted", message, "TerminationByKubelet", message))
 
@@ -382,7 +386,8 @@ class Kubelet:
             if dt_reason:
                 conditions = set_pod_condition(conditions, "DisruptionTarget", "True", now, dt_reason, dt_message)
             for ctype in ("Ready", "ContainersReady"):
-                conditions = set_pod_condition(conditions, ctype, "False", now, "PodFailed" if ctype == "Ready" else "PodFailed")
+                conditions = set_pod_condition(conditions, ctype, "False", now,
+                                               "PodFailed" if ctype == "Ready" else "PodFailed")
             return current.evolve(phase="Failed", reason=reason, message=message, conditions=conditions,
                            container_ready=False, container_state="terminated", container_reason="Error")
 

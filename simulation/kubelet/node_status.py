@@ -90,7 +90,8 @@ def unchanged(current: tuple[NodeCondition, ...], desired: list[tuple[str, str, 
     return all(have.get(d[0]) == d for d in desired)
 
 
-def apply_setters(original: Node | None, now: int, desired: list[tuple[str, str, str, str]]) -> tuple[NodeCondition, ...]:
+def apply_setters(original: Node | None, now: int,
+                  desired: list[tuple[str, str, str, str]]) -> tuple[NodeCondition, ...]:
     """Every setter stamps lastHeartbeatTime = now; lastTransitionTime moves on a status change."""
     existing = {c.type: c for c in original.conditions} if original is not None else {}
     conditions = []
@@ -254,7 +255,8 @@ class NodeStatusSyncer:
         api, actor, name = self.api, self.actor, self.name
         return (yield from api.call(actor, "get", "nodes", name, lambda _r: api.get(actor, "nodes", name)))
 
-    def patch_status(self, original: Node, conditions: tuple[NodeCondition, ...], reason: str) -> Generator[int, Any, bool]:
+    def patch_status(self, original: Node, conditions: tuple[NodeCondition, ...],
+                     reason: str) -> Generator[int, Any, bool]:
         before = {c.type: c.status for c in original.conditions}
 
         def change(current: Node) -> Node:

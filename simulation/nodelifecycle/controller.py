@@ -304,7 +304,8 @@ class NodeLifecycleController:
             health = NodeHealth(node.conditions, now, now)
             branch = "ready-vanished"
         elif saved is not None and ready is not None and saved.last_heartbeat_time != ready.last_heartbeat_time:
-            transition = now if saved.last_transition_time != ready.last_transition_time else health.ready_transition_timestamp
+            transition = (now if saved.last_transition_time != ready.last_transition_time
+                          else health.ready_transition_timestamp)
             health = NodeHealth(node.conditions, now, transition)  # NOTE: the remembered Lease is dropped
             branch = "status-posted"
         # The comparison uses the Lease remembered *before* this pass, but a new record (any
@@ -334,8 +335,8 @@ class NodeLifecycleController:
         by_type = {c.type: i for i, c in enumerate(conditions)}
         for ctype in UNKNOWN_CONDITIONS:
             if ctype not in by_type:
-                conditions.append(NodeCondition(ctype, "Unknown", "NodeStatusNeverUpdated", "Kubelet never posted node status.",
-                                                node.metadata.creation, now))
+                conditions.append(NodeCondition(ctype, "Unknown", "NodeStatusNeverUpdated",
+                                                "Kubelet never posted node status.", node.metadata.creation, now))
             else:
                 c = conditions[by_type[ctype]]
                 if c.status != "Unknown":
@@ -392,7 +393,8 @@ class NodeLifecycleController:
                                    {"observedReady": observed, "currentReady": current, "pods": marked},
                                    f"{len(marked)} pods Ready=False",
                                    "The controller itself moved Ready from True to not-True in this pass, so it marks "
-                                   "every pod on the node NotReady (pods on a node whose kubelet posted False are not marked).",
+                                   "every pod on the node NotReady (pods on a node whose kubelet posted False are not "
+                                   "marked).",
                                    UTIL_SOURCE)
 
     def _pod_updated(self, old: Pod | None, new: Pod | None) -> None:
@@ -411,7 +413,8 @@ class NodeLifecycleController:
         ready = new.condition("Ready")
         if ready is None:
             return
-        conditions = set_pod_condition(new.conditions, "Ready", "False", self.ctx.engine.now, ready.reason, ready.message)
+        now = self.ctx.engine.now
+        conditions = set_pod_condition(new.conditions, "Ready", "False", now, ready.reason, ready.message)
         if conditions != new.conditions:
             self.api.update(self.actor, new.evolve(conditions=conditions), subresource="status")
             self.api.record_event(self.actor, new, "NodeNotReady", "Node is not ready", type_="Warning",
@@ -425,14 +428,16 @@ class NodeLifecycleController:
             if node.has_taint(TAINT_UNREACHABLE, NO_EXECUTE):
                 self.swap_node_controller_taint(
                     node, TAINT_NOT_READY, TAINT_UNREACHABLE, "nlc.swap-taint",
-                    "Ready went from Unknown to False: the NoExecute taint is swapped at once, without the rate limiter.")
+                    "Ready went from Unknown to False: the NoExecute taint is swapped at once, without the rate "
+                    "limiter.")
             elif self.mark_node_for_tainting(node, "False", zone):
                 self._enqueued(name, zone, observed)
         elif observed == "Unknown":
             if node.has_taint(TAINT_NOT_READY, NO_EXECUTE):
                 self.swap_node_controller_taint(
                     node, TAINT_UNREACHABLE, TAINT_NOT_READY, "nlc.swap-taint",
-                    "Ready went from False to Unknown: the NoExecute taint is swapped at once, without the rate limiter.")
+                    "Ready went from False to Unknown: the NoExecute taint is swapped at once, without the rate "
+                    "limiter.")
             elif self.mark_node_for_tainting(node, "Unknown", zone):
                 self._enqueued(name, zone, observed)
         elif observed == "True" and (node.taints or name in self.queues[zone]):
@@ -452,7 +457,8 @@ class NodeLifecycleController:
             "observedReady": observed, "zone": zone or "(unlabelled)", "zoneState": self.zone_states.get(zone),
             "rate": _rate(q), "tokens": round(q.limiter.available(self.ctx.engine.now), 3), "queueLength": len(q),
         }, "queued for a NoExecute taint",
-            f"Ready was {observed} at the start of this pass: the node joins its zone's rate-limited taint queue.", SOURCE)
+            f"Ready was {observed} at the start of this pass: the node joins its zone's rate-limited taint queue.",
+            SOURCE)
         self._ensure_tainting_tick()
 
     def _forget_waiting(self, name: str) -> None:
@@ -479,7 +485,8 @@ class NodeLifecycleController:
             self.ctx.recorder.decision(LANE, "nlc.mark-reachable", name, {
                 "removedTaints": removed_taints, "dequeued": dequeued, "reason": reason,
             }, "NoExecute taints removed" if removed_taints else "left the taint queue",
-                f"markNodeAsReachable ({reason}): remove the not-ready/unreachable NoExecute taints and drop the node from the queue.",
+                f"markNodeAsReachable ({reason}): remove the not-ready/unreachable NoExecute taints and drop the node "
+                "from the queue.",
                 SOURCE)
         return dequeued
 
@@ -520,7 +527,8 @@ class NodeLifecycleController:
         else:
             self.ctx.recorder.decision(LANE, "nlc.taint-skipped", item.value, {"ready": ready.status, "zone": zone},
                                        "no taint (Ready again)",
-                                       "The node reached the head of the queue but is Ready again: the token is spent, no taint.",
+                                       "The node reached the head of the queue but is Ready again: the token is "
+                                       "spent, no taint.",
                                        SOURCE)
             return True, 0
         ok = self.swap_node_controller_taint(
@@ -550,7 +558,8 @@ class NodeLifecycleController:
             self.remove_taints_off_node(name, [(remove_key, NO_EXECUTE)])
         self.ctx.recorder.decision(LANE, rule, name, {**(inputs or {}), "add": f"{add_key}:NoExecute",
                                                       "remove": f"{remove_key}:NoExecute"},
-                                   f"{add_key.split('/')[-1]}:NoExecute" if ok else "taint patch failed", explain, UTIL_SOURCE)
+                                   f"{add_key.split('/')[-1]}:NoExecute" if ok else "taint patch failed", explain,
+                                   UTIL_SOURCE)
         return ok
 
     def remove_taints_off_node(self, name: str, taints: list[tuple[str, str]]) -> None:
@@ -599,8 +608,8 @@ class NodeLifecycleController:
             return
         now = self.ctx.engine.now
         if to_add:
-            self.api.patch(self.actor, "nodes", name, lambda n: n.evolve(
-                taints=n.taints + tuple(Taint(k, NO_SCHEDULE, "", now) for k in to_add if not n.has_taint(k, NO_SCHEDULE))))
+            self.api.patch(self.actor, "nodes", name, lambda n: n.evolve(taints=n.taints + tuple(
+                Taint(k, NO_SCHEDULE, "", now) for k in to_add if not n.has_taint(k, NO_SCHEDULE))))
         if to_del:
             self.remove_taints_off_node(name, [(k, NO_SCHEDULE) for k in to_del])
         ready = node.condition("Ready")
@@ -609,7 +618,8 @@ class NodeLifecycleController:
             "conditions": {c.type: c.status for c in node.conditions}, "unschedulable": node.unschedulable,
             "add": to_add, "remove": to_del,
         }, " ".join([f"+{k.split('/')[-1]}" for k in to_add] + [f"-{k.split('/')[-1]}" for k in to_del]),
-            "doNoScheduleTaintingPass: each node update maps conditions to NoSchedule taints at once, with no rate limit.",
+            "doNoScheduleTaintingPass: each node update maps conditions to NoSchedule taints at once, with no rate "
+            "limit.",
             SOURCE)
 
     # -- zones -----------------------------------------------------------------------------------------
@@ -658,7 +668,8 @@ class NodeLifecycleController:
         if q.swap_limiter(rate, self.ctx.engine.now):
             self.ctx.recorder.decision(LANE, "nlc.swap-limiter", None, {"zone": zone, "state": state, "size": size,
                                                                         "rate": rate}, f"limiter {rate}/s",
-                                       f"Zone {zone or '(unlabelled)'} is {state} with {size} nodes: its taint rate becomes {rate}/s.",
+                                       f"Zone {zone or '(unlabelled)'} is {state} with {size} nodes: its taint rate "
+                                       f"becomes {rate}/s.",
                                        SOURCE)
 
     def handle_disruption(self, zone_counts: dict[str, list[int]], names: tuple[str, ...], now: int) -> None:
@@ -688,8 +699,8 @@ class NodeLifecycleController:
         if all_now:
             self.ctx.recorder.decision(LANE, "nlc.enter-master-disruption", None,
                                        {"zones": dict(new_states)}, "all NoExecute tainting stopped",
-                                       "Every zone is fully disrupted: the controller assumes its own connectivity is the "
-                                       "problem, removes every NoExecute taint and stops tainting.", SOURCE)
+                                       "Every zone is fully disrupted: the controller assumes its own connectivity is "
+                                       "the problem, removes every NoExecute taint and stops tainting.", SOURCE)
             for name in names:
                 latest = self.api.cached("nodes", name)
                 current = self.api.current("nodes", name)

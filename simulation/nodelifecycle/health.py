@@ -43,8 +43,9 @@ class PassRecord:
         self.observed, self.current, self.zone = observed, current, zone
 
     def as_dict(self) -> dict[str, Any]:
-        return {"t": self.t / US, "branch": self.branch, "probeTimestamp": self.probe / US, "gracePeriod": self.grace / US,
-                "deadline": self.deadline / US, "observed": self.observed, "current": self.current, "zone": self.zone}
+        return {"t": self.t / US, "branch": self.branch, "probeTimestamp": self.probe / US,
+                "gracePeriod": self.grace / US, "deadline": self.deadline / US, "observed": self.observed,
+                "current": self.current, "zone": self.zone}
 
 
 def lease_is_news(lease: Lease | None, has_saved: bool, saved_renew: int | None) -> TypeGuard[Lease]:
