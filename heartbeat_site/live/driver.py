@@ -508,7 +508,7 @@ class RunDriver:
         for event in events:
             viewer = classroom.viewer_event(event)
             if viewer is not event:
-                self.hidden_events[event["seq"]] = json.dumps(event, separators=(",", ":"))
+                self.hidden_events[event["seq"]] = frames.dumps(event)
             shown.append(viewer)
         return shown
 

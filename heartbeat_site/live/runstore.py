@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import redis
 from django.conf import settings
 
+from heartbeat_site.live import frames
 from heartbeat_site.live.redis_client import get_redis
 
 log = logging.getLogger(__name__)
@@ -412,4 +413,4 @@ def wait_ack(run_id: str, seq: int, timeout: float) -> dict | None:
 
 
 def encode_events(events: Iterable[dict]) -> list[tuple[int, str]]:
-    return [(int(event["seq"]), json.dumps(event, separators=(",", ":"))) for event in events]
+    return [(int(event["seq"]), frames.dumps(event)) for event in events]
