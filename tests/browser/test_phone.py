@@ -1,0 +1,260 @@
+"""The pages on a phone (390x844) and a tablet (768x1024), touch screens with mobile emulation:
+nothing wider than the screen, a one-line top bar with the clock and the run's state, the run
+page's panels as tabs with the live sequence diagram first, a node focused and an arrow
+explained by a tap, and a lesson's question over the whole screen with fingers-sized buttons.
+Screenshots in English and Chinese go to tests/artifacts/."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from simulation.lessons import builtin_drills
+from tests.web.live import http
+
+from .conftest import classroom_document, create_run
+from .test_classroom import NODE2, shot
+
+pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+
+PHONE = (390, 844)
+TABLET = (768, 1024)
+LOCALES = {"en": "en-US", "zh": "zh-CN"}
+LESSON = "kubelet-crash-walkthrough"  # its first question comes at once
+TOUCH_TARGET = 44  # px, WCAG 2.5.5
+
+
+def open_on(browser, url, offsite, size, *, lang="en", routes=None):
+    """A page in a touch screen's browser (mobile viewport, device pixels as a phone's or a tablet's).
+    `routes`: {url pattern: handler} for the page's requests."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, is_mobile=True, has_touch=True,
+                                  device_scale_factor=3 if size == PHONE else 2, locale=LOCALES[lang])
+    offsite.watch(context)
+    for pattern, handler in (routes or {}).items():
+        context.route(pattern, handler)
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.goto(url)
+    return page
+
+
+def live(page):
+    expect(page.locator("#conn-state")).to_have_attribute("data-state", re.compile("live|resynced"), timeout=30_000)
+
+
+def fits_the_screen(page, size) -> None:
+    """No sideways page scroll: the document is no wider than the screen, and the browser did not
+    widen its layout viewport to fit something (a phone's browser zooms out then)."""
+    width, inner = page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
+    assert inner == size[0] and width <= size[0], (page.url, width, inner)
+
+
+def one_line_top_bar(page) -> None:
+    """The bar is one line: its height is that of one touch target (plus its padding)."""
+    height = page.locator(".topbar").evaluate("el => el.getBoundingClientRect().height")
+    assert height <= 56, height
+
+
+def rows(page) -> int:
+    return page.evaluate("window.heartbeat.sequence.model.length")
+
+
+@pytest.mark.parametrize("size", [PHONE, TABLET], ids=["phone", "tablet"])
+def test_every_page_fits_the_screen(browser, stack, artifacts, offsite, size):
+    run = create_run(stack, speed=20)
+    name = f"{size[0]}x{size[1]}"
+    home = open_on(browser, f"{stack.base}/", offsite, size)
+    expect(home.locator(".lesson-card").first).to_be_visible()
+    fits_the_screen(home, size)
+    one_line_top_bar(home)
+    shot(home, artifacts, f"{name}-home")
+    # The menu opens the links (theme, language), each a touch target.
+    home.locator("#menu-toggle").tap()
+    expect(home.locator("#theme-toggle")).to_be_visible()
+    for link in (home.locator("#theme-toggle"), home.locator(".lang-switch .lang").last):
+        assert link.bounding_box()["height"] >= TOUCH_TARGET
+    fits_the_screen(home, size)
+
+    # A scenario link opens a private run of it: both pages fit. (Its run is held back a moment,
+    # so the scenario's own page is measured before it goes.)
+    held = []
+    scenario = open_on(browser, f"{stack.base}/scenarios/kubelet-crash/", offsite, size, routes={"**/api/runs": lambda route: held.append(route)})
+    expect(scenario.locator("#scenario-status")).to_be_visible()
+    fits_the_screen(scenario, size)
+    shot(scenario, artifacts, f"{name}-scenario")
+    for _ in range(100):  # Playwright hands the held request over in one of its calls
+        if held:
+            break
+        scenario.wait_for_timeout(50)
+    assert held, "the scenario page starts its run"
+    held[0].continue_()
+    expect(scenario).to_have_url(re.compile(r"/runs/[^/]+/"), timeout=30_000)
+    live(scenario)
+    fits_the_screen(scenario, size)
+
+    pages = {
+        "viewer": open_on(browser, f"{stack.base}/runs/{run['id']}/", offsite, size),
+        "control": open_on(browser, f"{stack.base}/runs/{run['id']}/#control={run['control_token']}", offsite, size),
+    }
+    for mode, page in pages.items():
+        live(page)
+        page.wait_for_function("window.heartbeat.sequence.model.length > 5")
+        fits_the_screen(page, size)
+        one_line_top_bar(page)
+        for part in ("#clock-time", "#clock-speed", "#clock-state", "#conn-state"):
+            expect(page.locator(part)).to_be_visible()
+        # API traffic is the first tab and the one shown.
+        expect(page.locator(".view-tabs [role=tab]").first).to_have_attribute("aria-selected", "true")
+        expect(page.locator("#sequence g.row").first).to_be_visible()
+        shot(page, artifacts, f"{name}-run-{mode}")
+    # The trainer breaks the cluster from its own tab; a viewer has none.
+    assert pages["viewer"].locator('[data-view="faults"]').count() == 0
+    control = pages["control"]
+    control.locator('[data-view="faults"]').tap()
+    expect(control.locator('[data-fault="stop-kubelet"]')).to_be_visible()
+    fits_the_screen(control, size)
+    shot(control, artifacts, f"{name}-run-control-faults")
+    for page in (home, scenario, *pages.values()):
+        assert page.errors == []
+        page.context.close()
+    assert offsite.offsite == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_phone_viewer_watches_the_traffic_focuses_a_node_and_asks_why(browser, stack, artifacts, offsite, lang):
+    run = create_run(stack, speed=20)
+    page = open_on(browser, f"{stack.base}/runs/{run['id']}/", offsite, PHONE, lang=lang)
+    live(page)
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans" if lang == "zh" else "en")
+
+    # The sequence diagram is on the screen at once, inside its panel, and grows.
+    scroller = page.locator("#sequence .seq-scroll")
+    expect(scroller).to_be_visible()
+    box = scroller.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE[0] and box["height"] > 300, box
+    page.wait_for_function("window.heartbeat.sequence.model.length > 5")
+    before = rows(page)
+    page.wait_for_function(f"window.heartbeat.sequence.model.length > {before + 3}", timeout=30_000)
+    # Every lane's lifeline is inside the panel: the diagram does not need a sideways scroll.
+    lifelines = page.locator("#sequence .lifeline").evaluate_all("ls => ls.map(l => Number(l.getAttribute('x1')))")
+    assert lifelines and max(lifelines) < box["width"], (lifelines, box)
+    shot(page, artifacts, f"phone-traffic-{lang}")
+
+    # A tap on the Cluster tab, a tap on node-3: it is the focus, and the diagram follows it.
+    page.locator('[data-view="cluster"]').tap()
+    expect(page.locator("#panel-cluster")).to_have_attribute("role", "tabpanel")
+    node3 = page.locator('#cluster [data-node="node-3"]')
+    expect(node3).to_be_visible()
+    node3.tap()
+    expect(node3).to_have_class(re.compile("focused"))
+    expect(page.locator("#focus-name")).to_have_text("node-3")
+    shot(page, artifacts, f"phone-cluster-{lang}")
+    page.locator('[data-view="traffic"]').tap()
+    expect(page.locator('#sequence g.row[data-label="PUT leases/node-3"]').first).to_be_visible(timeout=30_000)
+
+    # A tap on an arrow explains it in the Why? tab.
+    page.locator("#sequence g.row.row-request").last.tap()
+    expect(page.locator('[data-view="why"]')).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#why .why")).to_be_visible()
+    fits_the_screen(page, PHONE)
+    shot(page, artifacts, f"phone-why-{lang}")
+
+    # The tabs follow the arrow keys (a keyboard on a tablet, a switch device).
+    page.locator('[data-view="why"]').focus()
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator('[data-view="kubectl"]')).to_be_focused()
+    expect(page.locator('[data-view="kubectl"]')).to_have_attribute("aria-selected", "true")
+    expect(page.locator(".kubectl-output")).to_contain_text("node-3")
+    page.keyboard.press("Home")
+    expect(page.locator('[data-view="traffic"]')).to_have_attribute("aria-selected", "true")
+    assert page.errors == []
+    page.context.close()
+    assert offsite.offsite == []
+
+
+def test_a_tablet_shows_the_cluster_beside_the_tabs(browser, stack, artifacts, offsite):
+    run = create_run(stack, speed=20)
+    page = open_on(browser, f"{stack.base}/runs/{run['id']}/", offsite, TABLET)
+    live(page)
+    expect(page.locator(f"#cluster {NODE2}")).to_be_visible()
+    expect(page.locator("#sequence .seq-scroll")).to_be_visible()
+    expect(page.locator('[data-view="cluster"]')).to_be_hidden()
+    page.locator('[data-view="timeline"]').tap()
+    expect(page.locator("#timeline svg")).to_be_visible()
+    expect(page.locator(f"#cluster {NODE2}")).to_be_visible()
+    page.locator('[data-view="traffic"]').tap()
+    page.wait_for_function("window.heartbeat.sequence.model.length > 5")
+    expect(page.locator("#sequence g.row").first).to_be_visible()
+    assert page.errors == []
+    page.context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_lesson_question_takes_the_phone_screen(browser, stack, artifacts, offsite, lang):
+    status, run = http("POST", f"{stack.base}/api/runs", {"lesson": LESSON, "speed": 20})
+    assert status == 201, run
+    page = open_on(browser, f"{stack.base}/runs/{run['id']}/", offsite, PHONE, lang=lang)
+    live(page)
+    card = page.locator(".question-card")
+    expect(card).to_be_visible(timeout=30_000)
+    box = card.bounding_box()
+    assert box["width"] >= PHONE[0] - 20 and box["x"] >= 0, box
+    top_bar = page.locator(".topbar").bounding_box()
+    assert box["y"] >= top_bar["y"] + top_bar["height"] - 1  # the clock stays in view
+    expect(page.locator("#clock-time")).to_be_visible()
+    for target in card.locator("button:visible, input:visible").all():
+        assert target.bounding_box()["height"] >= TOUCH_TARGET, target.evaluate("el => el.outerHTML")
+    fits_the_screen(page, PHONE)
+    shot(page, artifacts, f"phone-question-{lang}")
+    # Its first question asks for a number of seconds: typed, then sent.
+    card.locator(".qc-number input").fill("50")
+    card.locator(".qc-number button").tap()
+    expect(card.locator(".qc-status")).not_to_be_empty(timeout=15_000)
+    assert page.errors == []
+    page.context.close()
+
+
+def test_a_drill_diagnosis_takes_the_phone_screen(browser, stack, artifacts, offsite):
+    drill = builtin_drills()[0]
+    status, run = http("POST", f"{stack.base}/api/runs", {"drill": drill.name, "speed": 20})
+    assert status == 201, run
+    page = open_on(browser, f"{stack.base}/runs/{run['id']}/", offsite, PHONE)
+    live(page)
+    card = page.locator('.question-card[data-kind="diagnosis"]')
+    expect(card).to_be_visible(timeout=30_000)
+    assert card.bounding_box()["width"] >= PHONE[0] - 20
+    for target in card.locator("button:visible, select:visible").all():
+        assert target.bounding_box()["height"] >= TOUCH_TARGET, target.evaluate("el => el.outerHTML")
+    fits_the_screen(page, PHONE)
+    shot(page, artifacts, "phone-diagnosis")
+    # Hidden, it gives the screen back to the panels; the lesson bar brings it back.
+    card.locator(".qc-hide").tap()
+    expect(card).to_be_hidden()
+    expect(page.locator("#sequence .seq-scroll")).to_be_visible()
+    page.locator(".lb-show").tap()
+    expect(card).to_be_visible()
+    assert page.errors == []
+    page.context.close()
+
+
+def test_a_long_title_keeps_the_wide_top_bar_on_one_line(browser, stack, artifacts, offsite):
+    document = classroom_document("browser-long-title")
+    long = "A very long scenario title that a trainer wrote to describe everything the class will see " * 2
+    document["title"] = {"en": long.strip(), "zh": long.strip()}
+    run = create_run(stack, speed=20, document=document)
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    offsite.watch(context)
+    page = context.new_page()
+    page.goto(f"{stack.base}/runs/{run['id']}/#control={run['control_token']}")
+    live(page)
+    title = page.locator("#scenario-title")
+    expect(title).to_have_attribute("title", long.strip())
+    cut = title.evaluate("el => el.scrollWidth > el.clientWidth && getComputedStyle(el).textOverflow === 'ellipsis'")
+    assert cut
+    height = page.locator(".topbar").evaluate("el => el.getBoundingClientRect().height")
+    assert height <= 50, height
+    shot(page, artifacts, "run-long-title-1920")
+    context.close()
