@@ -128,16 +128,19 @@ export class SequenceView {
   /**
    * Lane names in two staggered tiers (even lanes above, odd lanes below), each centred on its
    * lifeline and free to use two lanes' width, so long names ("node-2 kubelet syncNodeStatus")
-   * are neither cut nor overlapping on a laptop.
+   * are neither cut nor overlapping on a laptop. A narrow panel has three tiers, each name three
+   * lanes wide.
    */
   renderHead() {
+    const tiers = this.compact ? 3 : 2;
+    this.root.classList.toggle("compact", this.compact);
     const labels = this.lanes.map((lane, i) => {
       const div = document.createElement("div");
-      div.className = `lane-label lane-${lane.id} tier-${i % 2}`;
+      div.className = `lane-label lane-${lane.id} tier-${i % tiers}`;
       const x = this.x.get(lane.id);
-      // From the previous lane's lifeline to the next one's: labels of one tier never overlap.
-      const left = Math.max(0, x - this.laneW + 2);
-      const right = Math.min(this.width, x + this.laneW - 2);
+      // Labels of one tier never overlap: each spans `tiers` lanes' width around its lifeline.
+      const left = Math.max(0, x - (this.laneW * tiers) / 2 + 2);
+      const right = Math.min(this.width, x + (this.laneW * tiers) / 2 - 2);
       div.style.left = `${left}px`;
       div.style.width = `${right - left}px`;
       div.style.setProperty("--tick", `${x - left}px`);
@@ -470,8 +473,14 @@ function arrowHead(x, y, dir) {
   return `M${x},${y} l${-7 * dir},-4 l0,8 z`;
 }
 
-/** Shortens a text to about `room` pixels (at ~`perChar` px a character), with an ellipsis. */
+/** Shortens a text to about `room` pixels (at ~`perChar` px a character, twice that for a
+ *  Chinese one), with an ellipsis. */
 function fit(text, room, perChar) {
   const max = Math.max(8, Math.floor(room / perChar));
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+  let used = 0;
+  for (let i = 0; i < text.length; i++) {
+    used += text.charCodeAt(i) >= 0x2e80 ? 2 : 1;
+    if (used > max) return `${text.slice(0, Math.max(1, i - 1))}…`;
+  }
+  return text;
 }
