@@ -360,8 +360,10 @@ class RunPage {
   #zoneTrafficLine(now) {
     if (!this.foldKubelets || Math.floor(now) === this.zoneTrafficAt) return;
     this.zoneTrafficAt = Math.floor(now);
-    if (this.kubeletsAt !== this.store.nodesVersion || this.kubeletsFocus !== this.focus) {
-      this.kubeletsAt = this.store.nodesVersion;
+    // Kubelets per zone change with the node set (a node's zone label stays), not with every node write.
+    const nodeCount = this.store.count("nodes");
+    if (this.kubeletsAt !== nodeCount || this.kubeletsFocus !== this.focus) {
+      this.kubeletsAt = nodeCount;
       this.kubeletsFocus = this.focus;
       this.kubelets = new Map();
       for (const node of this.store.list("nodes")) {

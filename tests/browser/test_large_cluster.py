@@ -183,6 +183,10 @@ def test_zone_outage_spreads_across_the_overview(browser, stack, artifacts, offs
         expect(cell).to_have_attribute("title", re.compile(r"node\.kubernetes\.io/unreachable:NoExecute.* · Lease renewed \d+ s ago \(grace \d+ s\)"))
         healthy = page.locator('#cluster .ov-cell[data-node="node-61"]')
         expect(healthy).to_have_attribute("title", re.compile(r"^node-61 · Ready · no taints · Lease renewed \d+ s ago"))
+        # The API traffic panel counts the other kubelets per zone: zone-a's cut-off ones keep failing.
+        expect(page.locator(".seq-zones .seq-zone")).to_have_count(3)
+        expect(page.locator(".seq-zones .seq-zone").first).to_have_text(
+            re.compile(r"^zone-a: \d\d kubelets · \d+ Lease PUTs · \d+ status writes · [1-9]\d* failed, last 10 s$"))
         shots(page, artifacts, f"overview-outage-{name}-{page.viewport_size['width']}")
 
     # Both sizes on both pages: the cells fill the width, nothing spills out of the panel.
