@@ -12,6 +12,33 @@ const TRY_AGAIN = 4503; // close code: reconnect with ?after= (docs/websocket-pr
 const LESSON_HANDLERS = { lesson: "onLesson", step: "onStep", question: "onQuestion", tally: "onTally",
   reveal: "onReveal", "answer-ack": "onAnswerAck" };
 
+// Events a frame handler gets at once: a larger frame (a 5,000-node outage's second) is handed
+// over in consecutive pieces, a task each, so that applying it is no long task either.
+export const FRAME_PIECE = 1000;
+
+/**
+ * `msg` as the messages the handlers get: a frame of more than FRAME_PIECE events as consecutive
+ * frames covering its seq range (the last one with its clock and its extras: renewals, podCounts,
+ * failed, details, omitted); anything else as it is.
+ */
+export function framePieces(msg) {
+  const events = msg.events;
+  if (msg.type !== "frame" || !Array.isArray(events) || events.length <= FRAME_PIECE || !Array.isArray(msg.seq)) return [msg];
+  const pieces = [];
+  let from = msg.seq[0];
+  for (let i = 0; i < events.length; i += FRAME_PIECE) {
+    const chunk = events.slice(i, i + FRAME_PIECE);
+    if (i + FRAME_PIECE >= events.length) {
+      pieces.push({ ...msg, seq: [from, msg.seq[1]], events: chunk });
+    } else {
+      const to = chunk[chunk.length - 1].seq;
+      pieces.push({ type: "frame", seq: [from, to], events: chunk, clock: msg.clock, detail: msg.detail });
+      from = to + 1;
+    }
+  }
+  return pieces;
+}
+
 export class RunConnection {
   /** `handlers`: onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, onDetail, and
    *  for lessons and drills onLesson, onStep, onQuestion, onTally, onReveal, onAnswerAck. */
@@ -97,13 +124,13 @@ export class RunConnection {
     if (this.jsonWorker === undefined) {
       try {
         this.jsonWorker = new Worker(new URL("./json-worker.js", import.meta.url));
-        this.jsonWorker.onmessage = (e) => this.parsing.get(e.data.id)?.resolve(e.data);
+        this.jsonWorker.onmessage = (e) => this.#workerReply(e.data);
         // A worker that fails (its script did not load): what it was given is parsed here.
         this.jsonWorker.onerror = () => {
           this.jsonWorker = null;
           for (const { resolve, text } of this.parsing.values()) resolve({ head: text, slices: [] });
         };
-        this.parsing = new Map(); // id -> {resolve, text}
+        this.parsing = new Map(); // id -> {resolve, text, head, slices}
         this.parseId = 0;
       } catch {
         this.jsonWorker = null;
@@ -112,15 +139,25 @@ export class RunConnection {
     return this.jsonWorker;
   }
 
+  /** The worker's replies about one message: its head, its slices, then done (json-worker.js). */
+  #workerReply(data) {
+    const entry = this.parsing.get(data.id);
+    if (!entry) return;
+    if (data.error) entry.resolve({ error: true });
+    else if (data.head !== undefined) entry.head = data.head;
+    else if (data.slice) entry.slices.push(data.slice);
+    else if (data.done) entry.resolve({ head: entry.head, slices: entry.slices });
+  }
+
   /**
    * A large message, parsed by the worker and put back together here one slice per task (each a
-   * few ms), so neither receiving nor parsing a 100-node snapshot is a long task (> 50 ms).
-   * Resolves with the message, or null if it was not JSON.
+   * few ms), so neither receiving nor parsing a 100-node snapshot or a 5,000-node frame is a long
+   * task (> 50 ms). Resolves with the message, or null if it was not JSON.
    */
   async #parseLarge(text) {
     const id = ++this.parseId;
     const reply = await new Promise((resolve) => {
-      this.parsing.set(id, { resolve, text });
+      this.parsing.set(id, { resolve, text, slices: [] });
       this.jsonWorker.postMessage({ id, text });
     });
     this.parsing.delete(id);
@@ -133,7 +170,9 @@ export class RunConnection {
     }
     for (const [kind, slice] of reply.slices) {
       await nextTask();
-      msg.snapshot.objects[kind].push(...JSON.parse(slice));
+      const list = JSON.parse(slice);
+      if (kind === "events") msg.events.push(...list);
+      else msg.snapshot.objects[kind].push(...list);
     }
     return msg;
   }
@@ -167,11 +206,15 @@ export class RunConnection {
         await nextTask();
         const [ws] = this.queue.shift();
         // Not JSON: dropped. A replaced socket's rest is replayed by the new one.
-        if (msg && typeof msg === "object" && ws === this.ws) {
-          try {
-            this.#dispatch(msg);
-          } catch (err) {
-            console.error(err);
+        if (msg && typeof msg === "object") {
+          for (const [i, piece] of framePieces(msg).entries()) {
+            if (i) await nextTask();
+            if (ws !== this.ws) break;
+            try {
+              this.#dispatch(piece);
+            } catch (err) {
+              console.error(err);
+            }
           }
         }
       }

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import vm from "node:vm";
-import { RunConnection } from "../../static/js/connection.js";
+import { FRAME_PIECE, RunConnection, framePieces } from "../../static/js/connection.js";
 
 const WORKER_SOURCE = readFileSync(new URL("../../static/js/json-worker.js", import.meta.url), "utf8");
 
@@ -230,4 +230,41 @@ test("parts of a message cut short by a new one are dropped, not glued to it", a
   await until(1);
   assert.deepEqual(got[0], second);
   assert.equal(got.length, 1);
+});
+
+/** A node-level frame of a large cluster's busy second: `n` kept events with gaps between their
+ * seqs (the events left out), and the frame's extras. */
+function bigFrame(first, n) {
+  const events = Array.from({ length: n }, (_, i) => ({ seq: first + 2 * i, type: "transition", node: `node-${i}`, kind: "node-ready", from: "True", to: "Unknown" }));
+  return { type: "frame", seq: [first, first + 2 * n + 5], events, clock: { t: 75 }, detail: "nodes",
+    renewals: { "node-9": "2026-01-01T00:01:14.000000Z" }, failed: { "node-3": 2 }, omitted: { write: 7 } };
+}
+
+test("a frame of thousands of events reaches the page in consecutive pieces, a task each", async () => {
+  const { conn, ws, got, until } = connect(VmWorker);
+  ws.receive({ type: "snapshot", last_seq: 99, clock: { t: 70 }, snapshot: { last_seq: 99, objects: { nodes: [] } } });
+  await until(1);
+  const big = bigFrame(100, 2500);
+  assert.ok(JSON.stringify(big).length > 100_000);
+  ws.receive(big);
+  ws.receive(frame(big.seq[1] + 1));
+  await until(5);
+  assert.equal(conn.jsonWorker.posted, 1);
+  const pieces = got.slice(1, 4);
+  assert.deepEqual(pieces.map((m) => m.events.length), [FRAME_PIECE, FRAME_PIECE, 500]);
+  // consecutive seq ranges that cover the frame's exactly: no hole for the page to reconnect over
+  assert.deepEqual(pieces.map((m) => m.seq), [[100, 2098], [2099, 4098], [4099, big.seq[1]]]);
+  assert.deepEqual(pieces.flatMap((m) => m.events), big.events);
+  // the extras come once, with the last piece
+  assert.deepEqual([pieces[0].renewals, pieces[1].failed], [undefined, undefined]);
+  assert.deepEqual([pieces[2].renewals, pieces[2].failed, pieces[2].omitted], [big.renewals, big.failed, big.omitted]);
+  assert.equal(got[4].seq[0], big.seq[1] + 1);
+  assert.ok(!ws.closed);
+});
+
+test("framePieces leaves small frames and other messages whole", () => {
+  const small = frame(7);
+  assert.deepEqual(framePieces(small), [small]);
+  const snapshot = { type: "snapshot", events: Array.from({ length: 2000 }, (_, i) => ({ seq: i })) };
+  assert.deepEqual(framePieces(snapshot), [snapshot]);
 });
