@@ -79,7 +79,7 @@ class VisitList(NamedTuple):
 
 class MonitorShortcuts:
     """The steady and settled nodes of one controller memory (made anew when a leader starts).
-    With both options off it holds nothing and every node takes the full path."""
+    With both options off no node is steady or settled: every node takes the full path."""
 
     def __init__(self, memory: MonitorMemory, api: APIServer, grace_period: int, *,
                  steady_nodes: bool = True, settled_nodes: bool = True) -> None:
