@@ -171,7 +171,7 @@ export class RunConnection {
     for (const [kind, slice] of reply.slices) {
       await nextTask();
       const list = JSON.parse(slice);
-      if (kind === "events") msg.events.push(...list);
+      if (msg.type === "frame") msg.events.push(...list); // a snapshot's "events" are Event objects
       else msg.snapshot.objects[kind].push(...list);
     }
     return msg;
