@@ -268,3 +268,13 @@ test("framePieces leaves small frames and other messages whole", () => {
   const snapshot = { type: "snapshot", events: Array.from({ length: 2000 }, (_, i) => ({ seq: i })) };
   assert.deepEqual(framePieces(snapshot), [snapshot]);
 });
+
+test("a large snapshot's core/v1 Events stay in its objects (not taken for a frame's events)", async () => {
+  const { ws, got, until } = connect(VmWorker);
+  const snapshot = bigSnapshot(300);
+  snapshot.snapshot.objects.events = Array.from({ length: 450 }, (_, i) => ({ kind: "Event", metadata: { name: `e-${i}` } }));
+  ws.receive(snapshot);
+  await until(1);
+  assert.deepEqual(got[0], snapshot);
+  assert.equal(got[0].events, undefined);
+});
