@@ -249,11 +249,21 @@ class RunPage {
     this.timeline.merge(older);
   }
 
-  /** The focused node: the one asked for if it exists, else node-2 (the lessons' node), else the first. */
+  /** The node to show first: the one this tab showed, else the one the scenario breaks, else node-2. */
   #defaultFocus(wanted) {
     const nodes = this.store.list("nodes").map(nameOf).sort(naturalCompare);
-    if (wanted && nodes.includes(wanted)) return wanted;
-    return nodes.includes("node-2") ? "node-2" : nodes[0] ?? null;
+    for (const name of [wanted, this.scenarioFocus, "node-2"]) if (name && nodes.includes(name)) return name;
+    return nodes[0] ?? null;
+  }
+
+  /**
+   * Until the user picks a node, the page follows the faults: the node the scenario's first fault
+   * is about, then the node of each fault as it happens (a trainer's command). Not in a drill,
+   * where which node is broken is the question.
+   */
+  #followFault(node) {
+    if (!node || this.userPicked || this.drillRun || !this.store.node(node)) return;
+    this.setFocus(node, { auto: true });
   }
 
   /** Scenario title in the page's language, and its length for the timeline's axis. */
@@ -263,11 +273,14 @@ class RunPage {
     const title = scenario.title?.[this.lang.startsWith("zh") ? "zh" : "en"] ?? scenario.title?.en ?? scenario.name;
     this.#setText("#scenario-title", title);
     document.querySelector("#scenario-title").title = title; // the bar may cut it short
+    this.drillRun = Boolean(run?.drill);
     if (run?.drill) return; // a drill's scenario is named after the drill: no catalogue entry
     try {
       const doc = await getScenario(scenario.name);
       const seconds = parseDuration((doc?.document ?? doc)?.duration);
       if (seconds) this.timeline.setDuration(seconds);
+      this.scenarioFocus = (doc?.document ?? doc)?.faults?.find((fault) => fault.node)?.node ?? null;
+      if (!this.wantedFocus) this.#followFault(this.scenarioFocus);
     } catch {
       // A custom scenario has no catalogue entry: the timeline grows with the run instead.
     }
@@ -284,6 +297,7 @@ class RunPage {
       this.history.push(raw);
       this.arch.pulse(raw, this.focus);
       fresh.push(raw);
+      if (raw.type === "fault") this.#followFault(raw.node);
     }
     this.store.applyFrameExtras(msg);
     if (this.foldKubelets) {
@@ -303,7 +317,7 @@ class RunPage {
       this.autoFocusCount = nodeCount;
       const best = this.#defaultFocus(this.wantedFocus);
       if (best !== this.focus) this.setFocus(best, { auto: true });
-      if (best === (this.wantedFocus ?? "node-2")) this.autoFocus = false;
+      if (best === (this.wantedFocus ?? this.scenarioFocus ?? "node-2")) this.autoFocus = false;
     }
     this.lastFrameAt = performance.now();
     this.framesSeen = (this.framesSeen ?? 0) + 1;
@@ -343,6 +357,7 @@ class RunPage {
 
   setFocus(node, { force = false, auto = false } = {}) {
     if (!auto) this.autoFocus = false;
+    if (!auto) this.userPicked = true;
     if (!node || (node === this.focus && !force)) return;
     this.focus = node;
     sessionStorage.setItem(`heartbeat-focus-${this.config.run}`, node);
