@@ -168,7 +168,7 @@ def node_frame(events: Sequence[dict], clock: dict, sim: Simulation, watched: It
     watched = set(watched)
     kept: list[dict] = []
     omitted: Counter[str] = Counter()
-    renewals: dict[str, str] = {}
+    renewals: dict[str, str | None] = {}  # a Lease written without spec.renewTime: None
     failed: Counter[str] = Counter()
     for event in events:
         if _failed_kubelet_request(event) and event.get("node") not in watched:

@@ -534,7 +534,7 @@ class RunDriver:
         for ask in runstore.take_asks(self.run_id):
             node = ask.get("node")
             objects = detail.node_detail(self.sim, node) if isinstance(node, str) else None
-            if objects is None:
+            if not isinstance(node, str) or objects is None:
                 reply = frames.error_message(f"the run has no node named {node!r}", "unknown-node")
             else:
                 self.watched.pop(node, None)
