@@ -12,6 +12,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -95,7 +96,7 @@ def start_embedded(timeout: float = 10.0, *, port: int | None = None, workdir: t
     return EmbeddedRedis(process, url, workdir)
 
 
-def ensure_redis(env: dict[str, str] | None = None) -> tuple[str, EmbeddedRedis | None]:
+def ensure_redis(env: Mapping[str, str] | None = None) -> tuple[str, EmbeddedRedis | None]:
     """The REDIS_URL to use: the configured one, else a reachable default, else an embedded one.
 
     A configured ``REDIS_URL`` that does not answer is an error: silently replacing a server

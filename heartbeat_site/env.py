@@ -110,13 +110,13 @@ def database_from_url(url: str, *, base_dir: Path) -> dict:
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
         }
     if parts.scheme in {"postgres", "postgresql", "pgsql"}:
-        name = unquote(parts.path.lstrip("/"))
-        if not name:
+        database = unquote(parts.path.lstrip("/"))
+        if not database:
             raise ImproperlyConfigured(f"DATABASE_URL={url!r} names no database")
         options = {key: values[-1] for key, values in parse_qs(parts.query).items()}
         return {
             "ENGINE": "django.db.backends.postgresql",
-            "NAME": name,
+            "NAME": database,
             "USER": unquote(parts.username or ""),
             "PASSWORD": unquote(parts.password or ""),
             "HOST": parts.hostname or "",

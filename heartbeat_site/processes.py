@@ -63,7 +63,8 @@ def wait_http(url: str, process: subprocess.Popen, timeout: float = 30.0) -> Non
             return
         except OSError:
             if process.poll() is not None:
-                raise RuntimeError(f"{process.args[:4]} exited with {process.returncode} before answering {url}") from None
+                command = process.args[:4] if isinstance(process.args, list) else process.args
+                raise RuntimeError(f"{command!r} exited with {process.returncode} before answering {url}") from None
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{url} did not answer within {timeout} s") from None
             time.sleep(0.1)

@@ -96,12 +96,20 @@ def drills() -> list[dict]:
     return [drill_listing(drill) for drill in builtin_drills()]
 
 
-def lesson_of(run: Run) -> Lesson | None:
-    return get_lesson(run.lesson) if run.lesson else None
+def lesson_of(run: Run) -> Lesson:
+    """The lesson of a lesson run (``run.lesson`` was checked by ``find_lesson`` when it started)."""
+    lesson = get_lesson(run.lesson) if run.lesson else None
+    if lesson is None:
+        raise LookupError(f"run {run.pk} names no built-in lesson ({run.lesson!r})")
+    return lesson
 
 
-def drill_of(run: Run) -> Drill | None:
-    return get_drill(run.drill) if run.drill else None
+def drill_of(run: Run) -> Drill:
+    """The drill of a drill run (``run.drill`` was checked by ``find_drill`` when it started)."""
+    drill = get_drill(run.drill) if run.drill else None
+    if drill is None:
+        raise LookupError(f"run {run.pk} names no built-in drill ({run.drill!r})")
+    return drill
 
 
 def find_lesson(name: object) -> Lesson:
@@ -183,9 +191,10 @@ def _answer_fields(question: Question, message: dict) -> dict:
         raise ApiError(400, "bad-answer", f'"choice" must be one of {", ".join(choices)}; got {choice!r}')
     node = ""
     if document["kind"] == "diagnosis":
-        node = message.get("node")
-        if node not in document["nodes"]:
-            raise ApiError(400, "bad-answer", f'a diagnosis names a "node" too: one of {", ".join(document["nodes"])}; got {node!r}')
+        named = message.get("node")
+        if not isinstance(named, str) or named not in document["nodes"]:
+            raise ApiError(400, "bad-answer", f'a diagnosis names a "node" too: one of {", ".join(document["nodes"])}; got {named!r}')
+        node = named
     return {"choice": choice, "node": node, "value": None}
 
 

@@ -4,6 +4,9 @@ viewers, and the command inbox/acks between web processes and the driving worker
 Every write a driver makes is fenced by its lease token inside one Lua script, so a
 worker that lost its lease (paused, partitioned) can never publish into a run that
 another worker has taken over. Keys share the ``{run_id}`` hash tag (Redis Cluster safe).
+
+The client decodes replies (``decode_responses=True`` in redis_client.py), which redis-py's
+annotations cannot express (they say ``bytes | str``): the ``cast`` calls below say what a reply is.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import redis
 from django.conf import settings
@@ -235,15 +239,15 @@ def ping() -> bool:
 
 
 def lease_holder(run_id: str) -> str | None:
-    return get_redis().get(lease_key(run_id))
+    return cast("str | None", get_redis().get(lease_key(run_id)))
 
 
 def read_state(run_id: str) -> dict[str, str]:
-    return get_redis().hgetall(state_key(run_id))
+    return cast("dict[str, str]", get_redis().hgetall(state_key(run_id)))
 
 
 def read_snapshot_text(run_id: str) -> str | None:
-    return get_redis().get(snapshot_key(run_id))
+    return cast("str | None", get_redis().get(snapshot_key(run_id)))
 
 
 def read_snapshot(run_id: str) -> dict | None:
@@ -255,7 +259,8 @@ def frames_after(run_id: str, after: int, upto: int | None = None) -> list[tuple
     """Kept node-level frames covering ``(after, upto]`` as (first, last, text), oldest first;
     None when they do not start right after ``after`` (older than what is kept)."""
     high = "+inf" if upto is None else upto
-    found = get_redis().zrangebyscore(frames_key(run_id), after + 1, high, withscores=True)
+    found = cast("list[tuple[str, float]]",
+                 get_redis().zrangebyscore(frames_key(run_id), after + 1, high, withscores=True))
     frames = []
     for member, score in found:
         last, _, text = member.partition(" ")
@@ -278,14 +283,15 @@ def log_bounds(run_id: str) -> tuple[int, int] | None:
 def events_after(run_id: str, after: int, limit: int, *, upto: int | None = None) -> list[dict]:
     """Events with ``after < seq <= upto`` from the log, oldest first, at most ``limit``."""
     high = "+inf" if upto is None else upto
-    texts = get_redis().zrangebyscore(log_key(run_id), f"({after}", high, start=0, num=limit)
+    texts = cast("list[str]", get_redis().zrangebyscore(log_key(run_id), f"({after}", high, start=0, num=limit))
     return [json.loads(text) for text in texts]
 
 
 def event_texts_after(run_id: str, after: int, limit: int, *, upto: int | None = None) -> list[tuple[int, str]]:
     """Like events_after, as (seq, JSON text) pairs: consumers forward them without parsing."""
     high = "+inf" if upto is None else upto
-    found = get_redis().zrangebyscore(log_key(run_id), f"({after}", high, start=0, num=limit, withscores=True)
+    found = cast("list[tuple[str, float]]",
+                 get_redis().zrangebyscore(log_key(run_id), f"({after}", high, start=0, num=limit, withscores=True))
     return [(int(score), text) for text, score in found]
 
 
@@ -312,7 +318,7 @@ def mark_inactive(run_id: str) -> None:
 
 
 def active_runs() -> set[str]:
-    return set(get_redis().smembers(ACTIVE_RUNS))
+    return set(cast("Iterable[str]", get_redis().smembers(ACTIVE_RUNS)))
 
 
 WORKERS = "hb:workers"  # worker name -> wall time it was last seen (its watchdog's passes)
@@ -330,7 +336,7 @@ def live_workers(within: float) -> list[str]:
     """Workers whose watchdog reported in the last ``within`` seconds."""
     client = get_redis()
     client.zremrangebyscore(WORKERS, "-inf", time.time() - max(within, 60.0))
-    return list(client.zrangebyscore(WORKERS, time.time() - within, "+inf"))
+    return list(cast("Iterable[str]", client.zrangebyscore(WORKERS, time.time() - within, "+inf")))
 
 
 def claim_takeover(run_id: str, ttl: float) -> bool:
@@ -365,13 +371,13 @@ def wait_inbox(run_id: str, timeout: float) -> list[str]:
     """Block up to ``timeout`` seconds for command notifications; drain what is there."""
     client = get_redis()
     if timeout >= 0.001:
-        first = client.blpop([inbox_key(run_id)], timeout=timeout)
+        first = cast("tuple[str, str] | None", client.blpop([inbox_key(run_id)], timeout=timeout))
         if first is None:
             return []
         items = [first[1]]
     else:
         items = []
-    more = client.lpop(inbox_key(run_id), 1000)
+    more = cast("list[str] | None", client.lpop(inbox_key(run_id), 1000))
     return items + list(more or [])
 
 
@@ -383,7 +389,7 @@ def ask_detail(run_id: str, node: str) -> str:
 
 
 def take_asks(run_id: str) -> list[dict]:
-    texts = get_redis().lpop(asks_key(run_id), 100)
+    texts = cast("list[str] | None", get_redis().lpop(asks_key(run_id), 100))
     return [json.loads(text) for text in texts or ()]
 
 
@@ -395,7 +401,7 @@ def answer(reply: str, text: str) -> None:
 
 
 def wait_answer(reply: str, timeout: float) -> str | None:
-    found = get_redis().blpop([reply], timeout=timeout)
+    found = cast("tuple[str, str] | None", get_redis().blpop([reply], timeout=timeout))
     return found[1] if found else None
 
 

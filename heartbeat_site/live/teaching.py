@@ -10,6 +10,7 @@ question pauses the run until the trainer's ``reveal``. Pages get ``step``, ``qu
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
 from heartbeat_site.live import classroom, commands
@@ -24,8 +25,11 @@ log = logging.getLogger(__name__)
 TALLY_SECONDS = 1.0  # tallies go out at most this often while a question is open
 
 
-class Teaching:
-    """What lessons and drills share: the open question, its tally and the reveal."""
+class Teaching(ABC):
+    """What lessons and drills share: the open question, its tally and the reveal.
+
+    The abstract methods are the driver's calls (driver.py), which a lesson and a drill answer
+    each in its own way."""
 
     def __init__(self, driver: RunDriver, run: Run) -> None:
         self.driver = driver
@@ -58,6 +62,30 @@ class Teaching:
     def _evidence(self, matcher: dict, after_seq: int) -> dict | None:
         """The first event after ``after_seq`` that matches, among those the driver still holds."""
         return next((e for e in self.driver.recent_event_dicts() if e["seq"] > after_seq and matches(matcher, e)), None)
+
+    @abstractmethod
+    def begin(self, now: float) -> None:
+        """A new run: the first steps start, or the diagnosis opens."""
+
+    @abstractmethod
+    def restore(self, events: list[dict], now: float) -> None:
+        """A run taken over: catch up from the replayed events without acting again."""
+
+    @abstractmethod
+    def stop_at(self) -> float | None:
+        """The virtual time the driver must stop its slice at (a step that starts then), or None."""
+
+    @abstractmethod
+    def feed(self, events: list[dict], now: float) -> None:
+        """The events of a slice, as the driver published them."""
+
+    @abstractmethod
+    def reveal(self) -> None:
+        """The trainer reveals the open question."""
+
+    @abstractmethod
+    def next(self) -> None:
+        """The trainer moves on."""
 
 
 class LiveLesson(Teaching):

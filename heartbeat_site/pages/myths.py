@@ -48,15 +48,21 @@ def see_it_speed(at: float) -> int:
 
 
 def _see_it(see, language: str) -> SeeItLink:
+    """The link to a myth's ``see`` (a ``simulation.lessons.myths.SeeIt`` that the book's check
+    matched to a built-in lesson or scenario: a name that is not one raises LookupError)."""
     from simulation import get_builtin
     from simulation.lessons import get_lesson
 
     if see.kind == "lesson":
         lesson = get_lesson(see.lesson)
+        if lesson is None:
+            raise LookupError(f"no built-in lesson named {see.lesson!r}")
         return SeeItLink(kind="lesson", name=lesson.name, title=localized(lesson.title, language),
                          lesson_position=lesson.position, step=see.step, step_number=see.step_index + 1,
                          step_count=see.step_count)
     scenario = get_builtin(see.scenario)
+    if scenario is None:
+        raise LookupError(f"no built-in scenario named {see.scenario!r}")
     return SeeItLink(kind="scenario", name=scenario.name, title=localized(scenario.title, language),
                      at=f"{see.at:g}", speed=see_it_speed(see.at))
 
