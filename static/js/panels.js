@@ -6,8 +6,9 @@
 //
 // A panel not shown keeps its box (class `off`: not drawn, its content skipped), so its scroll
 // position and its size survive a switch and nothing is laid out again. The page renders the side
-// panel's tabs (flows, kubectl...) only while one of them is shown (`showTab`): a phone showing
-// the sequence diagram does not also draw the flows every frame.
+// panel's tabs (flows, kubectl...) only while one of them is shown (`showTab`), and the cluster
+// only while it is shown (`clusterShown`): a phone showing the sequence diagram does not also
+// draw the flows and the cluster every frame.
 
 export const NARROW = "(max-width: 1023px)";
 const PHONE = "(max-width: 599px)";
@@ -24,16 +25,18 @@ export class PanelTabs {
   /**
    * @param {HTMLElement} tablist  the bar of `[role=tab][data-view]` buttons
    * @param {HTMLElement} grid  the panels' grid (.run-grid)
-   * @param {{active: string|null, showTab: (name: string|null) => void, onNarrow?: (narrow: boolean) => void}} page
+   * @param {{active: string|null, showTab: (name: string|null) => void, onNarrow?: (narrow: boolean) => void,
+   *   onCluster?: () => void}} page
    *   `active`: the side tab the page renders now; `showTab(name)`: the page renders that side
    *   tab (null: none of them is on the screen); `onNarrow(narrow)`: the layout went below
-   *   1024 px or back above
+   *   1024 px or back above; `onCluster()`: the cluster panel is on the screen again
    */
-  constructor(tablist, grid, { active, showTab, onNarrow }) {
+  constructor(tablist, grid, { active, showTab, onNarrow, onCluster }) {
     this.tablist = tablist;
     this.grid = grid;
     this.showTab = showTab;
     this.onNarrow = onNarrow;
+    this.onCluster = onCluster;
     if (!document.querySelector("#faults")) tablist.querySelector('[data-view="faults"]')?.remove(); // a viewer's page
     this.tabs = [...tablist.querySelectorAll('[role="tab"][data-view]')];
     this.cluster = grid.querySelector(".cluster-panel");
@@ -44,7 +47,10 @@ export class PanelTabs {
     this.lastSide = active ?? "flows"; // the one to give back to the side panel on a wide screen
     this.narrowQuery = matchMedia(NARROW);
     this.phoneQuery = matchMedia(PHONE);
-    this.narrowQuery.addEventListener("change", () => {
+    // Read at every frame by the page: kept here (a query's `matches` is evaluated at each read).
+    this.narrow = this.narrowQuery.matches;
+    this.narrowQuery.addEventListener("change", (e) => {
+      this.narrow = e.matches;
       this.#apply();
       this.onNarrow?.(this.narrow);
     });
@@ -57,9 +63,9 @@ export class PanelTabs {
     this.#apply();
   }
 
-  /** True below 1024 px: the panels are tabs. */
-  get narrow() {
-    return this.narrowQuery.matches;
+  /** False while the cluster panel is not on the screen (a phone showing another tab). */
+  get clusterShown() {
+    return !this.cluster.classList.contains("off");
   }
 
   /** Shows a panel (a user's tap on its tab). */
@@ -84,6 +90,7 @@ export class PanelTabs {
 
   #apply() {
     const panels = [this.cluster, this.traffic, this.side];
+    const clusterWas = this.clusterShown;
     const labelled = Object.values(PANEL_OF).map((sel) => document.querySelector(sel));
     for (const el of new Set(labelled)) {
       el?.removeAttribute("role");
@@ -94,6 +101,7 @@ export class PanelTabs {
       delete this.traffic.dataset.part;
       delete this.side.dataset.part;
       if (this.sideTab === null) this.#showTab(this.lastSide); // the side panel is on the screen again
+      if (!clusterWas) this.onCluster?.();
       return;
     }
     const tablet = !this.phoneQuery.matches;
@@ -114,6 +122,7 @@ export class PanelTabs {
     }
     const sideTab = SIDE_TABS.includes(view) ? view : null;
     if (sideTab !== this.sideTab) this.#showTab(sideTab);
+    if (!clusterWas && this.clusterShown) this.onCluster?.();
   }
 
   #showTab(name) {

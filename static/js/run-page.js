@@ -166,6 +166,10 @@ class RunPage {
     this.announcer = new NodeAnnouncer($("#node-announcer"));
     this.panels = new PanelTabs($(".view-tabs"), $(".run-grid"), {
       active: this.activeTab, showTab: (name) => this.showTab(name), onNarrow: () => this.#fold(),
+      onCluster: () => {
+        this.cluster.invalidate(); // drawn again as it is now: it was left alone while hidden
+        this.frames.request();
+      },
     });
     this.sequence.setCompact(this.panels.narrow);
   }
@@ -513,7 +517,9 @@ class RunPage {
     this.#zoneTrafficLine(now);
     let busy = false;
     const version = this.store.version + this.controllers.version * 1e6;
-    const changed = version !== this.renderedVersion || this.cluster.needsRebuild;
+    // A cluster panel not on the screen (a phone showing another tab) is left alone meanwhile.
+    const clusterOn = this.panels?.clusterShown ?? true;
+    const changed = version !== this.renderedVersion || (clusterOn && this.cluster.needsRebuild);
     // The whole cluster view drawn (a snapshot, a new node set: render() is true) and the other
     // panels in one pass made a task of ~100 ms on a 100-node page (script, then style, layout
     // and paint of it all). Its first rows, the rest of them (mountRest, a step per pass) and the
@@ -521,11 +527,11 @@ class RunPage {
     let clusterBuilt = false;
     if (changed) {
       this.renderedVersion = version;
-      clusterBuilt = this.cluster.render();
-    } else {
+      if (clusterOn) clusterBuilt = this.cluster.render();
+    } else if (clusterOn) {
       this.cluster.tick();
     }
-    if (!clusterBuilt) clusterBuilt = this.cluster.mountRest();
+    if (clusterOn && !clusterBuilt) clusterBuilt = this.cluster.mountRest();
     if (clusterBuilt) {
       this.restPending = true;
       this.frames.request(true);

@@ -153,11 +153,12 @@ export class SequenceView {
     });
     this.head.replaceChildren(...labels);
     // A name that does not fit in its two lines takes its short form, if it has one (on resize
-    // and refocus only: the one layout read of the head).
+    // and refocus only: the one layout read of the head). A narrow panel takes it at once, without
+    // a layout of the page to find out (a phone's opening runs this several times).
     this.lanes.forEach((lane, i) => {
       const span = labels[i].firstChild;
       const short = this.t(`lane-short.${lane.id}`, {}, "");
-      if (short && span.scrollHeight > span.clientHeight + 1) span.textContent = short;
+      if (short && (this.compact || span.scrollHeight > span.clientHeight + 1)) span.textContent = short;
     });
   }
 
