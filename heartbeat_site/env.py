@@ -125,4 +125,6 @@ def database_from_url(url: str, *, base_dir: Path) -> dict:
             "CONN_MAX_AGE": 60,
             "CONN_HEALTH_CHECKS": True,
         }
-    raise ImproperlyConfigured(f"DATABASE_URL={url!r}: scheme {parts.scheme!r} is not supported (use sqlite or postgres)")
+    raise ImproperlyConfigured(
+        f"DATABASE_URL={url!r}: scheme {parts.scheme!r} is not supported (use sqlite or postgres)"
+    )

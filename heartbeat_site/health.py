@@ -32,13 +32,17 @@ def _database() -> None:
 def _workers() -> dict:
     seen = runstore.live_workers(seen_within())
     if not seen:
-        raise RuntimeError(f"no worker reported in the last {seen_within():g} s (start one: celery -A heartbeat_site worker ...)")
+        raise RuntimeError(
+            f"no worker reported in the last {seen_within():g} s (start one: celery -A heartbeat_site worker ...)"
+        )
     return {"seen": sorted(seen)}
 
 
 def readyz(request: HttpRequest) -> JsonResponse:
     checks = {"redis": _check(runstore.ping), "database": _check(_database)}
-    checks["workers"] = _check(_workers) if checks["redis"]["ok"] else {"ok": False, "error": "unknown: Redis cannot be reached"}
+    checks["workers"] = (
+        _check(_workers) if checks["redis"]["ok"] else {"ok": False, "error": "unknown: Redis cannot be reached"}
+    )
     ready = all(check["ok"] for check in checks.values())
     if not checks["database"]["ok"]:
         connection.close()  # the next request opens a fresh connection

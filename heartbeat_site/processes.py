@@ -32,7 +32,9 @@ def _spawn(command: list[str], env: Mapping[str, str], log_path: Path | None) ->
     )
 
 
-def start_worker(env: Mapping[str, str], *, concurrency: int = 16, name: str = "worker", log_path: Path | None = None) -> subprocess.Popen:
+def start_worker(
+    env: Mapping[str, str], *, concurrency: int = 16, name: str = "worker", log_path: Path | None = None
+) -> subprocess.Popen:
     """A Celery worker with a thread pool: drivers mostly wait on Redis, so threads are cheap."""
     command = [
         sys.executable, "-m", "celery", "-A", "heartbeat_site", "worker",
@@ -46,7 +48,10 @@ def start_asgi(server: str, port: int, env: Mapping[str, str], *, log_path: Path
     if server == "daphne":
         command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), ASGI_APP]
     elif server == "uvicorn":
-        command = [sys.executable, "-m", "uvicorn", "--host", "127.0.0.1", "--port", str(port), "--no-access-log", "--log-level", "warning", ASGI_APP]
+        command = [
+            sys.executable, "-m", "uvicorn", "--host", "127.0.0.1", "--port", str(port),
+            "--no-access-log", "--log-level", "warning", ASGI_APP,
+        ]  # fmt: skip
     else:
         raise ValueError(f"unknown ASGI server {server!r} (daphne or uvicorn)")
     return _spawn(command, env, log_path)

@@ -22,13 +22,18 @@ def check_run_caps(client: str) -> None:
     active = Run.objects.filter(status__in=ACTIVE_STATUSES)
     total = active.count()
     if total >= conf["MAX_RUNS"]:
-        raise ApiError(503, "too-many-runs", f"the server is running its maximum of {conf['MAX_RUNS']} runs; try again when one ends")
+        raise ApiError(
+            503,
+            "too-many-runs",
+            f"the server is running its maximum of {conf['MAX_RUNS']} runs; try again when one ends",
+        )
     mine = active.filter(client_key=client).count()
     if mine >= conf["MAX_RUNS_PER_CLIENT"]:
         raise ApiError(
             429,
             "too-many-runs-for-client",
-            f"you already have {mine} active runs (limit {conf['MAX_RUNS_PER_CLIENT']}); let one end or stop watching it",
+            f"you already have {mine} active runs (limit {conf['MAX_RUNS_PER_CLIENT']}); "
+            "let one end or stop watching it",
         )
 
 
@@ -49,6 +54,7 @@ def check_worker_capacity(node_count: int) -> None:
             503,
             "workers-full",
             f"the workers are simulating {live:,} nodes of live runs; {node_count:,} more would pass their capacity of "
-            f"{capacity:,} nodes ({workers} worker(s) x HEARTBEAT_NODES_PER_WORKER {settings.HEARTBEAT['NODES_PER_WORKER']:,}); "
+            f"{capacity:,} nodes ({workers} worker(s) x HEARTBEAT_NODES_PER_WORKER "
+            f"{settings.HEARTBEAT['NODES_PER_WORKER']:,}); "
             "try again when a run ends, or start another worker",
         )

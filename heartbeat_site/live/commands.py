@@ -25,12 +25,20 @@ def normalise(run: Run, body: dict) -> tuple[str, str, dict]:
     """(kind, action, payload) for a command body, or a 400 that names the problem."""
     action = body.get("action")
     if not isinstance(action, str):
-        raise ApiError(400, "missing-action", 'a command needs an "action" string, e.g. {"action": "stop-kubelet", "node": "node-2"}')
+        raise ApiError(
+            400,
+            "missing-action",
+            'a command needs an "action" string, e.g. {"action": "stop-kubelet", "node": "node-2"}',
+        )
     if action in CONTROL_ACTIONS:
         if action == "speed":
             reject_unknown_keys(body, {"action", "value"}, where="speed command")
             if "value" not in body:
-                raise ApiError(400, "missing-field", f"value: the speed command needs a value between {MIN_SPEED:g} and {MAX_SPEED:g}")
+                raise ApiError(
+                    400,
+                    "missing-field",
+                    f"value: the speed command needs a value between {MIN_SPEED:g} and {MAX_SPEED:g}",
+                )
             value = number_field(body, "value", minimum=MIN_SPEED, maximum=MAX_SPEED)
             return CommandKind.CONTROL, action, {"action": action, "value": value}
         reject_unknown_keys(body, {"action"}, where=f"{action} command")
@@ -66,7 +74,9 @@ def submit(run: Run, body: dict) -> tuple[Command, dict | None]:
     """
     kind, action, payload = normalise(run, body)
     if not run.is_active:
-        raise ApiError(409, "run-ended", f"run {run.id} has ended ({run.status}: {run.end_reason or 'no reason recorded'})")
+        raise ApiError(
+            409, "run-ended", f"run {run.id} has ended ({run.status}: {run.end_reason or 'no reason recorded'})"
+        )
     runstore.ping()
     command = persist(run, kind, action, payload)
     try:

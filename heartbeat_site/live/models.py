@@ -65,8 +65,12 @@ class Run(models.Model):
     end_reason = models.CharField(max_length=200, blank=True, default="")
     control_token_hash = models.CharField(max_length=64)
     client_key = models.CharField(max_length=64, blank=True, default="", help_text="who created it (per-client cap)")
-    lesson = models.CharField(max_length=100, blank=True, default="", help_text="the lesson this run teaches (docs/lessons.md)")
-    drill = models.CharField(max_length=100, blank=True, default="", help_text="the drill this run poses (docs/lessons.md)")
+    lesson = models.CharField(
+        max_length=100, blank=True, default="", help_text="the lesson this run teaches (docs/lessons.md)"
+    )
+    drill = models.CharField(
+        max_length=100, blank=True, default="", help_text="the drill this run poses (docs/lessons.md)"
+    )
     steps_started = models.PositiveIntegerField(default=0, help_text="lesson steps started so far")
     revealed = models.BooleanField(default=False, help_text="a drill's cause has been revealed")
     created_at = models.DateTimeField(auto_now_add=True)

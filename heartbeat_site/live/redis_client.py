@@ -18,6 +18,8 @@ def get_redis() -> redis.Redis:
         with _lock:
             client = _clients.get(url)
             if client is None:
-                client = redis.Redis.from_url(url, decode_responses=True, health_check_interval=30, socket_connect_timeout=2)
+                client = redis.Redis.from_url(
+                    url, decode_responses=True, health_check_interval=30, socket_connect_timeout=2
+                )
                 _clients[url] = client
     return client

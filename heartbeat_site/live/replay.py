@@ -11,7 +11,11 @@ from simulation import Simulation, load_scenario
 
 
 def applied_fault_commands(run: Run) -> list[Command]:
-    return list(Command.objects.filter(run=run, kind=CommandKind.FAULT, status=CommandStatus.APPLIED).exclude(at=None).order_by("seq"))
+    return list(
+        Command.objects.filter(run=run, kind=CommandKind.FAULT, status=CommandStatus.APPLIED)
+        .exclude(at=None)
+        .order_by("seq")
+    )
 
 
 def rebuild(run: Run) -> Simulation:

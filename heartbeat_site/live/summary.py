@@ -13,7 +13,10 @@ def _ready_status(node: dict) -> str:
 
 
 def _pod_ready(pod: dict) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in pod.get("status", {}).get("conditions", []) or [])
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in pod.get("status", {}).get("conditions", []) or []
+    )
 
 
 def summarise(snapshot: dict | None) -> dict:

@@ -15,105 +15,135 @@ RULES = {
     "nlc.monitor-pass": (
         _("Node health pass"),
         _(
-            "monitorNodeHealth runs every node-monitor-period (5 s): it reads every Node and Lease from its informer cache, updates each node's probe timestamp, then decides taints and zone states."
+            "monitorNodeHealth runs every node-monitor-period (5 s): it reads every Node and Lease from its informer "
+            "cache, updates each node's probe timestamp, then decides taints and zone states."
         ),
     ),
     "nlc.mark-unknown": (
         _("Mark the node Unknown"),
         _(
-            "No new status heartbeat and no newer Lease renewTime were seen for longer than the grace period, so the controller sets Ready, MemoryPressure, DiskPressure and PIDPressure to Unknown (reason NodeStatusUnknown). lastHeartbeatTime keeps the kubelet's last post."
+            "No new status heartbeat and no newer Lease renewTime were seen for longer than the grace period, so the "
+            "controller sets Ready, MemoryPressure, DiskPressure and PIDPressure to Unknown (reason "
+            "NodeStatusUnknown). lastHeartbeatTime keeps the kubelet's last post."
         ),
     ),
     "nlc.mark-pods-not-ready": (
         _("Mark the node's pods NotReady"),
         _(
-            "Ready went from True to something else in this pass, so every pod bound to the node gets Ready=False (MarkPodsNotReady). This only happens on the controller's own True to Unknown change: a kubelet that reports Ready=False does not get its pods marked."
+            "Ready went from True to something else in this pass, so every pod bound to the node gets Ready=False "
+            "(MarkPodsNotReady). This only happens on the controller's own True to Unknown change: a kubelet that "
+            "reports Ready=False does not get its pods marked."
         ),
     ),
     "nlc.enqueue-taint": (
         _("Queue a NoExecute taint"),
         _(
-            "Ready was False or Unknown at the start of the pass, so processTaintBaseEviction puts the node in its zone's rate-limited queue; the tainting loop (every 100 ms) adds the NoExecute taint when the zone's token bucket allows."
+            "Ready was False or Unknown at the start of the pass, so processTaintBaseEviction puts the node in its "
+            "zone's rate-limited queue; the tainting loop (every 100 ms) adds the NoExecute taint when the zone's "
+            "token bucket allows."
         ),
     ),
     "nlc.taint-no-execute": (
         _("Add the NoExecute taint"),
         _(
-            "The zone's token bucket gave a token and the node is still not Ready: the controller adds not-ready:NoExecute (Ready False) or unreachable:NoExecute (Ready Unknown), following Ready at tainting time."
+            "The zone's token bucket gave a token and the node is still not Ready: the controller adds "
+            "not-ready:NoExecute (Ready False) or unreachable:NoExecute (Ready Unknown), following Ready at tainting "
+            "time."
         ),
     ),
     "nlc.swap-taint": (
         _("Swap the NoExecute taint"),
         _(
-            "Ready moved between False and Unknown while the node already had the other NoExecute taint: the controller swaps it at once, without the rate limiter (add the new taint, then remove the old one). Running eviction countdowns are kept."
+            "Ready moved between False and Unknown while the node already had the other NoExecute taint: the "
+            "controller swaps it at once, without the rate limiter (add the new taint, then remove the old one). "
+            "Running eviction countdowns are kept."
         ),
     ),
     "nlc.taint-skipped": (
         _("Tainting skipped"),
-        _("The queued node is Ready again (or gone) when its turn came: nothing is tainted, but the attempt still used a token."),
+        _(
+            "The queued node is Ready again (or gone) when its turn came: nothing is tainted, but the attempt still "
+            "used a token."
+        ),
     ),
     "nlc.mark-reachable": (
         _("Node reachable: remove NoExecute taints"),
         _(
-            "Ready was True at the start of the pass (or the controller sees the node for the first time): it removes the not-ready and unreachable NoExecute taints and takes the node out of its zone queue."
+            "Ready was True at the start of the pass (or the controller sees the node for the first time): it removes "
+            "the not-ready and unreachable NoExecute taints and takes the node out of its zone queue."
         ),
     ),
     "nlc.no-schedule-taints": (
         _("Taint nodes by condition"),
         _(
-            "On every Node change the controller matches NoSchedule taints to the conditions: Ready False gives not-ready, Ready Unknown gives unreachable, pressure conditions give their own taints. Not rate limited."
+            "On every Node change the controller matches NoSchedule taints to the conditions: Ready False gives "
+            "not-ready, Ready Unknown gives unreachable, pressure conditions give their own taints. Not rate limited."
         ),
     ),
     "nlc.swap-limiter": (
         _("Change the zone's eviction rate"),
         _(
-            "The zone changed state: Normal uses node-eviction-rate (0.1 nodes/s), PartialDisruption uses secondary-node-eviction-rate in zones larger than 50 nodes and 0 otherwise, FullDisruption uses node-eviction-rate unless every zone is down."
+            "The zone changed state: Normal uses node-eviction-rate (0.1 nodes/s), PartialDisruption uses "
+            "secondary-node-eviction-rate in zones larger than 50 nodes and 0 otherwise, FullDisruption uses "
+            "node-eviction-rate unless every zone is down."
         ),
     ),
     "nlc.enter-master-disruption": (
         _("Every zone is down: stop evicting"),
         _(
-            "All zones are in FullDisruption, so the controller assumes its own connectivity is the problem: it removes every NoExecute taint it added and stops tainting until a node is Ready again."
+            "All zones are in FullDisruption, so the controller assumes its own connectivity is the problem: it "
+            "removes every NoExecute taint it added and stops tainting until a node is Ready again."
         ),
     ),
     "nlc.exit-master-disruption": (
         _("A zone is back: resume evicting"),
         _(
-            "At least one node is Ready again: every node gets a fresh probe timestamp (a full grace period) and each zone goes back to the rate of its state."
+            "At least one node is Ready again: every node gets a fresh probe timestamp (a full grace period) and each "
+            "zone goes back to the rate of its state."
         ),
     ),
     "tec.process-pod": (
         _("Taint eviction decision for a pod"),
         _(
-            "The taint eviction controller looked at the pod's NoExecute taints: for each taint it takes the FIRST toleration that tolerates it; an untolerated taint deletes the pod now, tolerations without tolerationSeconds keep it for ever, otherwise the deletion is scheduled at the smallest tolerationSeconds after the controller saw the taint. A running countdown is kept."
+            "The taint eviction controller looked at the pod's NoExecute taints: for each taint it takes the FIRST "
+            "toleration that tolerates it; an untolerated taint deletes the pod now, tolerations without "
+            "tolerationSeconds keep it for ever, otherwise the deletion is scheduled at the smallest tolerationSeconds "
+            "after the controller saw the taint. A running countdown is kept."
         ),
     ),
     "scheduler.unschedulable": (
         _("No node fits the pod"),
         _(
-            "Every node was filtered out (for example by an untolerated NoSchedule or NoExecute taint, or because it is cordoned): the pod stays Pending and is retried."
+            "Every node was filtered out (for example by an untolerated NoSchedule or NoExecute taint, or because it "
+            "is cordoned): the pod stays Pending and is retried."
         ),
     ),
     "podgc.orphaned": (
         _("Pod garbage collection"),
-        _("The pod is bound to a Node that no longer exists: after a 40 s quarantine the pod garbage collector force-deletes it."),
+        _(
+            "The pod is bound to a Node that no longer exists: after a 40 s quarantine the pod garbage collector "
+            "force-deletes it."
+        ),
     ),
     "cloud.delete-node": (
         _("Cloud instance gone: delete the Node"),
         _(
-            "The cloud node lifecycle controller found that the node's instance no longer exists and deletes the Node object; its Lease and pods follow."
+            "The cloud node lifecycle controller found that the node's instance no longer exists and deletes the Node "
+            "object; its Lease and pods follow."
         ),
     ),
     "kubelet.evict-pressure": (
         _("Kubelet evicts under pressure"),
         _(
-            "The kubelet's eviction manager saw a resource below its threshold: it evicts pods itself (phase Failed, reason Evicted). This has nothing to do with taint-based eviction."
+            "The kubelet's eviction manager saw a resource below its threshold: it evicts pods itself (phase Failed, "
+            "reason Evicted). This has nothing to do with taint-based eviction."
         ),
     ),
     "kubelet.shutdown": (
         _("Graceful node shutdown"),
         _(
-            "The kubelet received the shutdown signal: it posts Ready=False (node is shutting down) at once and terminates pods within shutdownGracePeriod."
+            "The kubelet received the shutdown signal: it posts Ready=False (node is shutting down) at once and "
+            "terminates pods within shutdownGracePeriod."
         ),
     ),
 }
@@ -212,7 +242,9 @@ TEXTS = {
     "clock.viewers": _("{n} watching"),
     "clock.paused": _("paused"),
     "clock.running": _("running"),
-    "seq.zone-traffic": _("{zone}: {kubelets} kubelets · {leases} Lease PUTs · {status} status writes · {failed} failed, last 10 s"),
+    "seq.zone-traffic": _(
+        "{zone}: {kubelets} kubelets · {leases} Lease PUTs · {status} status writes · {failed} failed, last 10 s"
+    ),
     "clock.preparing": _("starting the cluster up (T+{t} s)…"),
     "clock.limited": _("{speed}× (not {asked}×: too large for this server)"),
     "conn.connecting": _("connecting…"),
@@ -308,10 +340,16 @@ TEXTS = {
     "eviction.q-toleration": _("For each taint, the FIRST toleration (in spec order) that tolerates it"),
     "eviction.now": _("a taint is not tolerated: delete now"),
     "eviction.never": _("no tolerationSeconds: never evicted"),
-    "eviction.after": _("delete after the smallest tolerationSeconds ({seconds} s), counted from when the controller saw the taint"),
+    "eviction.after": _(
+        "delete after the smallest tolerationSeconds ({seconds} s), counted from when the controller saw the taint"
+    ),
     "eviction.estimated": _("estimated from the taint's timeAdded"),
-    "eviction.terminating": _("Deleted: the pod stays Terminating until its kubelet confirms (or the node object goes)."),
-    "eviction.note": _("A taint swap between not-ready and unreachable keeps the countdown; removing the taints cancels it."),
+    "eviction.terminating": _(
+        "Deleted: the pod stays Terminating until its kubelet confirms (or the node object goes)."
+    ),
+    "eviction.note": _(
+        "A taint swap between not-ready and unreachable keeps the countdown; removing the taints cancels it."
+    ),
     "why.write": _("Write request"),
     "why.read": _("Read request"),
     "why.as": _("as"),
@@ -323,10 +361,12 @@ TEXTS = {
     "why.source": _("Source:"),
     "why.because": _("Because of this decision"),
     "why.kubelet.kubelet-lease": _(
-        "The kubelet's node lease controller renews its Lease every 10 s (a quarter of leaseDurationSeconds, with up to 4 % jitter). This renewal is the node's liveness heartbeat."
+        "The kubelet's node lease controller renews its Lease every 10 s (a quarter of leaseDurationSeconds, with up "
+        "to 4 % jitter). This renewal is the node's liveness heartbeat."
     ),
     "why.kubelet.kubelet-status": _(
-        "syncNodeStatus computes the node status every 10 s and sends it only when something changed or 5 minutes passed since the last report."
+        "syncNodeStatus computes the node status every 10 s and sends it only when something changed or 5 minutes "
+        "passed since the last report."
     ),
     "why.kubelet.kubelet": _("The kubelet reports the status of its pods."),
     "faults.scope-node": _("Node"),

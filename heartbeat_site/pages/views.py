@@ -84,7 +84,9 @@ def switch_language(request: HttpRequest, code: str) -> HttpResponse:
     if code not in dict(settings.LANGUAGES):
         raise Http404("no such language")
     target = request.GET.get("next") or "/"
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         target = "/"
     response = HttpResponseRedirect(target)
     response.set_cookie(settings.LANGUAGE_COOKIE_NAME, code, max_age=365 * 24 * 3600, samesite="Lax")

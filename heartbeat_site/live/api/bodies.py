@@ -31,7 +31,9 @@ def json_object(request: HttpRequest) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ApiError(400, "malformed-json", f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise ApiError(
+            400, "malformed-json", f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     except RecursionError:
         raise ApiError(400, "malformed-json", "JSON nested too deeply") from None
     if not isinstance(value, dict):
@@ -42,7 +44,11 @@ def json_object(request: HttpRequest) -> dict[str, Any]:
 def reject_unknown_keys(body: dict, allowed: Iterable[str], where: str = "body") -> None:
     unknown = sorted(set(body) - set(allowed))
     if unknown:
-        raise ApiError(400, "unknown-field", f"{where}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
+        raise ApiError(
+            400,
+            "unknown-field",
+            f"{where}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}",
+        )
 
 
 def number_field(body: dict, key: str, *, minimum: float, maximum: float, default: float | None = None) -> float | None:

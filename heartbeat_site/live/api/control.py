@@ -15,9 +15,15 @@ from heartbeat_site.live.tokens import bearer_token, token_matches
 def require_control_token(request: HttpRequest, run: Run) -> None:
     token = bearer_token(request.headers.get("Authorization"))
     if token is None:
-        raise ApiError(403, "control-token-required", "commands need the run's control token: Authorization: Bearer <control token>")
+        raise ApiError(
+            403,
+            "control-token-required",
+            "commands need the run's control token: Authorization: Bearer <control token>",
+        )
     if not token_matches(token, run.control_token_hash):
-        raise ApiError(403, "wrong-control-token", "the control token does not match this run (viewer links cannot command)")
+        raise ApiError(
+            403, "wrong-control-token", "the control token does not match this run (viewer links cannot command)"
+        )
 
 
 def post_command(request: HttpRequest, run_id: str) -> JsonResponse:
@@ -26,10 +32,15 @@ def post_command(request: HttpRequest, run_id: str) -> JsonResponse:
     command, ack = commands.submit(run, json_object(request))
     body = command_body(command)
     if ack is None:
-        body.update(status="pending", message="accepted; the run's driver has not picked it up yet (worker starting or taking over)")
+        body.update(
+            status="pending",
+            message="accepted; the run's driver has not picked it up yet (worker starting or taking over)",
+        )
         return JsonResponse(body, status=202)
     if ack.get("status") == "rejected":
-        raise ApiError(400, "command-rejected", f"the simulation refused the command: {ack.get('error')}", seq=command.seq)
+        raise ApiError(
+            400, "command-rejected", f"the simulation refused the command: {ack.get('error')}", seq=command.seq
+        )
     body.update(status="applied", at=ack["at"], clock=ack.get("clock"))
     return JsonResponse(body, status=202)
 

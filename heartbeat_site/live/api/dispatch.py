@@ -21,7 +21,12 @@ def methods(**handlers: Handler) -> Callable[..., HttpResponse]:
     def view(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         handler = handlers.get(request.method or "")
         if handler is None:
-            return error_response(405, "method-not-allowed", f"{request.method} is not allowed here; use {', '.join(allowed)}", allowed=allowed)
+            return error_response(
+                405,
+                "method-not-allowed",
+                f"{request.method} is not allowed here; use {', '.join(allowed)}",
+                allowed=allowed,
+            )
         try:
             return handler(request, *args, **kwargs)
         except ApiError as exc:

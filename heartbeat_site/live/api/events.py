@@ -52,7 +52,9 @@ def query_types(request: HttpRequest) -> set[str] | None:
     types = {t.strip() for t in raw.split(",") if t.strip()}
     unknown = sorted(types - set(EVENT_TYPES))
     if unknown or not types:
-        raise ApiError(400, "bad-query", f"?types= takes a comma-separated list of {', '.join(EVENT_TYPES)}; got {raw!r}")
+        raise ApiError(
+            400, "bad-query", f"?types= takes a comma-separated list of {', '.join(EVENT_TYPES)}; got {raw!r}"
+        )
     return types
 
 
@@ -65,7 +67,9 @@ def list_events(request: HttpRequest, run_id: str) -> JsonResponse:
     next_after = events[-1]["seq"] if events else max(after, 0)
     if types is not None:  # filtered after paging: next_after still says how far the page read
         events = [e for e in events if e.get("type") in types]
-    return JsonResponse({"events": events, "last_seq": last_seq, "next_after": next_after, "has_more": next_after < last_seq})
+    return JsonResponse(
+        {"events": events, "last_seq": last_seq, "next_after": next_after, "has_more": next_after < last_seq}
+    )
 
 
 def list_audit(request: HttpRequest, run_id: str) -> JsonResponse:

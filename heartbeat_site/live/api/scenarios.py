@@ -46,7 +46,9 @@ def check_cluster_size(nodes: int) -> None:
 
 def list_scenarios(request: HttpRequest) -> JsonResponse:
     rows = Scenario.objects.all().values("name", "title", "builtin", "summary")
-    return JsonResponse({"scenarios": [{"name": r["name"], "title": r["title"], "builtin": r["builtin"], **r["summary"]} for r in rows]})
+    return JsonResponse(
+        {"scenarios": [{"name": r["name"], "title": r["title"], "builtin": r["builtin"], **r["summary"]} for r in rows]}
+    )
 
 
 def save(request: HttpRequest) -> JsonResponse:
@@ -58,7 +60,10 @@ def save(request: HttpRequest) -> JsonResponse:
         raise ApiError(409, "name-taken", f"name: {scenario.name!r} is a built-in scenario; choose another name")
     row = save_scenario(scenario, builtin=False)
     status = 200 if existing else 201
-    return JsonResponse({"name": row.name, "title": row.title, "document": row.document, "url": f"/api/scenarios/{row.name}"}, status=status)
+    return JsonResponse(
+        {"name": row.name, "title": row.title, "document": row.document, "url": f"/api/scenarios/{row.name}"},
+        status=status,
+    )
 
 
 def get_scenario(request: HttpRequest, name: str) -> JsonResponse:
@@ -73,4 +78,6 @@ def validate(request: HttpRequest) -> JsonResponse:
     body = json_object(request)
     document = body.get("document", body) if set(body) == {"document"} else body
     scenario = parse_document(document)
-    return JsonResponse({"valid": True, "name": scenario.name, "document": scenario.document, **scenario_summary(scenario)})
+    return JsonResponse(
+        {"valid": True, "name": scenario.name, "document": scenario.document, **scenario_summary(scenario)}
+    )

@@ -16,7 +16,11 @@ urlpatterns = [
     re_path(r"^drills/?$", methods(GET=lessons.list_drills), name="api-drills"),
     re_path(r"^runs/?$", methods(POST=runs.create), name="api-runs"),
     re_path(rf"^runs/{RUN}/?$", methods(GET=runs.detail), name="api-run"),
-    re_path(rf"^runs/{RUN}/commands/?$", methods(GET=control.list_commands, POST=control.post_command), name="api-run-commands"),
+    re_path(
+        rf"^runs/{RUN}/commands/?$",
+        methods(GET=control.list_commands, POST=control.post_command),
+        name="api-run-commands",
+    ),
     re_path(rf"^runs/{RUN}/events/?$", methods(GET=events.list_events), name="api-run-events"),
     re_path(rf"^runs/{RUN}/audit/?$", methods(GET=events.list_audit), name="api-run-audit"),
 ]

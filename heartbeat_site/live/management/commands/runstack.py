@@ -36,7 +36,9 @@ class Command(BaseCommand):
         # here, before Redis and the worker are started (they would outlive a traceback).
         server = server or env_str("HEARTBEAT_ASGI_SERVER", "daphne")
         if server not in ASGI_SERVERS:
-            raise CommandError(f"HEARTBEAT_ASGI_SERVER={server!r} is not an ASGI server: use {' or '.join(ASGI_SERVERS)}")
+            raise CommandError(
+                f"HEARTBEAT_ASGI_SERVER={server!r} is not an ASGI server: use {' or '.join(ASGI_SERVERS)}"
+            )
         try:
             redis_url, embedded = ensure_redis()
         except RuntimeError as exc:
@@ -50,7 +52,11 @@ class Command(BaseCommand):
             signal.signal(sig, lambda *_: stopping.set())
         try:
             processes.wait_http(f"http://127.0.0.1:{port}/api/openapi.json", asgi)
-            self.stdout.write(self.style.SUCCESS(f"Heartbeat Classroom is serving on http://127.0.0.1:{port}/  (Ctrl-C stops everything)"))
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Heartbeat Classroom is serving on http://127.0.0.1:{port}/  (Ctrl-C stops everything)"
+                )
+            )
             while not stopping.wait(0.5):
                 for name, process in (("worker", worker), (server, asgi)):
                     if process.poll() is not None:
