@@ -35,7 +35,10 @@ DOCUMENT = {
     "name": "bench-fanout",
     "seed": 3,
     "duration": "2h",
-    "cluster": {"zones": [{"name": "zone-a", "nodes": 5}, {"name": "zone-b", "nodes": 5}], "workloads": [{"name": "web", "replicas": 10}]},
+    "cluster": {
+        "zones": [{"name": "zone-a", "nodes": 5}, {"name": "zone-b", "nodes": 5}],
+        "workloads": [{"name": "web", "replicas": 10}],
+    },
 }
 SPEED = 10.0
 WARM_UP = 2.0
@@ -50,7 +53,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def post(url: str, body: dict, token: str | None = None) -> dict:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     if token:
         request.add_header("Authorization", f"Bearer {token}")
     with urllib.request.urlopen(request, timeout=30) as response:
@@ -71,13 +76,17 @@ class Audience:
         """Join like a page does: retry a refused handshake with a growing back-off."""
         for attempt in range(8):
             try:
-                return await websockets.connect(url, origin="http://127.0.0.1", max_size=None, open_timeout=60, compression=None)
+                return await websockets.connect(
+                    url, origin="http://127.0.0.1", max_size=None, open_timeout=60, compression=None
+                )
             except (OSError, websockets.exceptions.InvalidMessage, websockets.exceptions.InvalidStatus):
                 self.retries += 1
                 await asyncio.sleep(0.5 * 2**attempt)
         raise RuntimeError(f"could not join {url} after 8 attempts")
 
-    async def viewer(self, url: str, ready: asyncio.Event, measuring: asyncio.Event, counter: list[int], total: int) -> None:
+    async def viewer(
+        self, url: str, ready: asyncio.Event, measuring: asyncio.Event, counter: list[int], total: int
+    ) -> None:
         """Read until cancelled: a timeout around each receive (asyncio.wait_for) cost the
         client a task and a timer per message, a quarter of its CPU at 500 viewers."""
         async with await self.connect(url) as ws:
@@ -104,7 +113,9 @@ class Audience:
         key = text[: text.index("]")]  # '{"type":"frame","seq":[first,last'
         faults = self.parsed.get(key)
         if faults is None:
-            faults = self.parsed[key] = [(e["action"], e["seq"]) for e in json.loads(text)["events"] if e["type"] == "fault"]
+            faults = self.parsed[key] = [
+                (e["action"], e["seq"]) for e in json.loads(text)["events"] if e["type"] == "fault"
+            ]
         return faults
 
 
@@ -129,7 +140,9 @@ async def measure(base: str, ws_base: str, server_pid: int, viewers: int, second
         await asyncio.sleep(seconds / 6)
         action = "stop-kubelet" if i % 2 == 0 else "start-kubelet"
         sent = time.monotonic()
-        await asyncio.to_thread(post, f"{base}/api/runs/{run['id']}/commands", {"action": action, "node": "node-3"}, run["control_token"])
+        await asyncio.to_thread(
+            post, f"{base}/api/runs/{run['id']}/commands", {"action": action, "node": "node-3"}, run["control_token"]
+        )
         commands.append((sent, action))
     await asyncio.sleep(1.0)
     elapsed = time.monotonic() - started
@@ -187,7 +200,10 @@ def main() -> None:
             try:
                 processes.wait_http(f"http://127.0.0.1:{port}/api/openapi.json", server)
                 results[server_name] = [
-                    asyncio.run(measure(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", server.pid, n, args.seconds)) for n in sizes
+                    asyncio.run(
+                        measure(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", server.pid, n, args.seconds)
+                    )
+                    for n in sizes
                 ]
             finally:
                 processes.stop(server)
@@ -197,15 +213,19 @@ def main() -> None:
             embedded.stop()
 
     print(
-        f"\nfan-out benchmark: one run ({sum(z['nodes'] for z in DOCUMENT['cluster']['zones'])} nodes, speed {SPEED:g}x), loopback, {os.cpu_count()} cores"
+        f"\nfan-out benchmark: one run ({sum(z['nodes'] for z in DOCUMENT['cluster']['zones'])} nodes, speed "
+        f"{SPEED:g}x), loopback, {os.cpu_count()} cores"
     )
     print(
-        f"{'server':8} {'viewers':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'frames/s':>9} {'CPU %':>6} {'client CPU %':>12} {'cmd→frame p95 ms':>17} {'join retries':>12}"
+        f"{'server':8} {'viewers':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'frames/s':>9} {'CPU %':>6} "
+        f"{'client CPU %':>12} {'cmd→frame p95 ms':>17} {'join retries':>12}"
     )
     for server_name, rows in results.items():
         for r in rows:
             print(
-                f"{server_name:8} {r['viewers']:>7} {r['p50']:>8.1f} {r['p95']:>8.1f} {r['p99']:>8.1f} {r['fps']:>9.1f} {r['cpu']:>6.0f} {r['client_cpu']:>12.0f} {r['cmd_p95']:>17.1f} {r['join_retries']:>12}"
+                f"{server_name:8} {r['viewers']:>7} {r['p50']:>8.1f} {r['p95']:>8.1f} {r['p99']:>8.1f} "
+                f"{r['fps']:>9.1f} {r['cpu']:>6.0f} {r['client_cpu']:>12.0f} {r['cmd_p95']:>17.1f} "
+                f"{r['join_retries']:>12}"
             )
     print("goals: p95 < 100 ms at 100 viewers, < 250 ms at 500; command-to-frame p95 < 200 ms")
 

@@ -58,7 +58,9 @@ def reveal_and_pause(trainer, question: str) -> None:
     """The trainer reveals, then pauses at once: the reveal lets the run go on, and at 20x the
     next step (its question replacing the card) would come within seconds of wall time."""
     trainer.locator(".qc-reveal-button").click()
-    expect(trainer.locator(f'.question-card[data-question="{question}"]')).to_have_attribute("data-state", "revealed", timeout=15_000)
+    expect(trainer.locator(f'.question-card[data-question="{question}"]')).to_have_attribute(
+        "data-state", "revealed", timeout=15_000
+    )
     trainer.locator("#btn-pause").click()
     expect(trainer.locator("body")).to_have_attribute("data-paused", "true", timeout=15_000)
 
@@ -112,9 +114,13 @@ def test_a_lesson_question_answered_tallied_and_revealed(browser, stack, artifac
     # by the browser), the trainer's tally.
     for page in (wrong, trainer):
         page.reload()
-    expect(wrong.locator('.question-card[data-question="notready-when"] .qc-number input')).to_have_value("90", timeout=20_000)
+    expect(wrong.locator('.question-card[data-question="notready-when"] .qc-number input')).to_have_value(
+        "90", timeout=20_000
+    )
     expect(trainer.locator(".qc-count")).to_have_attribute("data-answers", "2", timeout=20_000)
-    expect(trainer.locator("#lesson-bar .lb-progress")).to_have_text(fill_template(s["lesson.step-of"], n=1, of=len(steps)))
+    expect(trainer.locator("#lesson-bar .lb-progress")).to_have_text(
+        fill_template(s["lesson.step-of"], n=1, of=len(steps))
+    )
 
     # The reveal: everyone sees the answer, the distribution, the explanation; each viewer their own.
     reveal_and_pause(trainer, "notready-when")
@@ -142,7 +148,9 @@ def test_a_lesson_question_answered_tallied_and_revealed(browser, stack, artifac
     second = steps[1]["question"]
     for page in pages:
         expect(page.locator("#lesson-bar .lb-text")).to_have_text(steps[1]["text"][lang], timeout=15_000)
-        expect(page.locator("#lesson-bar .lb-progress")).to_have_text(fill_template(s["lesson.step-of"], n=2, of=len(steps)))
+        expect(page.locator("#lesson-bar .lb-progress")).to_have_text(
+            fill_template(s["lesson.step-of"], n=2, of=len(steps))
+        )
         expect(page.locator(f'.question-card[data-question="{second["id"]}"]')).to_be_visible(timeout=15_000)
     right.locator('.qc-choice[data-value="not-ready"]').click()
     wrong.locator('.qc-choice[data-value="removed"]').click()
@@ -197,7 +205,9 @@ def test_a_drill_hides_its_cause_until_the_reveal(browser, stack, artifacts, off
     expect(card.locator('.qc-choice[data-field="choice"]')).to_have_count(len(drill.document["choices"]))
     expect(card.locator('.qc-choice[data-field="node"]')).to_have_count(len(drill.document["nodes"]))
     # Well after the fault (45 s) and its symptom (Unknown at ~95 s), nothing on the page names it.
-    expect(viewer.locator(f'#cluster [data-node="{node}"] [data-role=kubectl-status]')).to_have_text("NotReady", timeout=60_000)
+    expect(viewer.locator(f'#cluster [data-node="{node}"] [data-role=kubectl-status]')).to_have_text(
+        "NotReady", timeout=60_000
+    )
     trainer.locator("#btn-pause").click()  # the class thinks (at 20x the run would end in 36 s)
     expect(trainer.locator("body")).to_have_attribute("data-paused", "true", timeout=15_000)
     for tab in ("flows", "kubectl", "why", "diagrams"):

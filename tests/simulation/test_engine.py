@@ -19,7 +19,9 @@ def random_schedule(eng: Engine, seed: int, log: list) -> None:
     def fire(tag):
         log.append((eng.now, tag))
         if rng.random() < 0.5:  # entries scheduled from inside the run, often at lane delays
-            d = rng.choice([0, 2_000, 5_000, 1, 999_999, 1 << 20, (1 << 20) - eng.now % (1 << 20), rng.randrange(30_000_000)])
+            d = rng.choice(
+                [0, 2_000, 5_000, 1, 999_999, 1 << 20, (1 << 20) - eng.now % (1 << 20), rng.randrange(30_000_000)]
+            )
             timers.append(eng.call_later(d, fire, f"{tag}>"[-12:]))
 
     def proc(name):

@@ -21,7 +21,10 @@ def test_timeline_is_the_golden_one(name):
     expected, actual = path.read_text(), timeline(name)
     if actual != expected:
         diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True), str(path), "now", n=1))
-        pytest.fail(f"{name} behaves differently than its golden timeline (run `make golden` if that is intended):\n{diff[:6000]}")
+        pytest.fail(
+            f"{name} behaves differently than its golden timeline "
+            f"(run `make golden` if that is intended):\n{diff[:6000]}"
+        )
 
 
 def test_every_golden_timeline_belongs_to_a_builtin():

@@ -36,7 +36,11 @@ def small_document(name: str = "classroom-small", nodes: int = 3) -> dict:
         "title": {"en": "Three nodes", "zh": "三个节点"},
         "seed": 11,
         "duration": "5m",
-        "cluster": {"nodes": nodes, "workloads": [{"name": "web", "replicas": 3}], "services": [{"name": "web", "selector": {"app": "web"}}]},
+        "cluster": {
+            "nodes": nodes,
+            "workloads": [{"name": "web", "replicas": 3}],
+            "services": [{"name": "web", "selector": {"app": "web"}}],
+        },
     }
 
 

@@ -67,7 +67,9 @@ class LiveStack:
         deadline = time.monotonic() + timeout
         while " ready." not in (log_path.read_text(errors="replace") if log_path.exists() else ""):
             if worker.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"worker {name} did not become ready:\n{log_path.read_text(errors='replace')[-3000:]}")
+                raise RuntimeError(
+                    f"worker {name} did not become ready:\n{log_path.read_text(errors='replace')[-3000:]}"
+                )
             time.sleep(0.1)
         return worker
 
@@ -83,7 +85,9 @@ class LiveStack:
             processes.stop(self.server, timeout=10)
 
     def logs(self) -> str:
-        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}" for p in sorted(self.logdir.glob("*.log")))
+        return "\n".join(
+            f"--- {p.name}\n{p.read_text(errors='replace')[-4000:]}" for p in sorted(self.logdir.glob("*.log"))
+        )
 
 
 def make_stack(logdir: Path, **extra_env: str) -> LiveStack:
@@ -184,7 +188,9 @@ class Viewer:
             assert first == self.last_seq + 1, f"{self.name}: frame {first}..{last} after seq {self.last_seq}"
             seqs = [event["seq"] for event in message["events"]]
             if message.get("summarised") or message.get("detail") == "nodes":  # events left out, counted in "omitted"
-                assert seqs == sorted(set(seqs)) and all(first <= seq <= last for seq in seqs), f"{self.name}: seqs out of {first}..{last}"
+                assert seqs == sorted(set(seqs)) and all(first <= seq <= last for seq in seqs), (
+                    f"{self.name}: seqs out of {first}..{last}"
+                )
                 self.summarised += 1
             else:
                 assert seqs == list(range(first, last + 1)), f"{self.name}: seqs {seqs[:5]}.. not {first}..{last}"
@@ -251,7 +257,9 @@ def is_fault(action: str, node: str):
 
 
 def is_ready_change(node: str, to: str):
-    return lambda e: e["type"] == "transition" and e.get("kind") == "node-ready" and e.get("node") == node and e.get("to") == to
+    return lambda e: (
+        e["type"] == "transition" and e.get("kind") == "node-ready" and e.get("node") == node and e.get("to") == to
+    )
 
 
 def is_taint_added(node: str, key: str, effect: str | None = None):
@@ -300,7 +308,9 @@ class ResilientViewer(Viewer):
             await asyncio.sleep(delay)
             delay = min(2 * delay, 1.0)
             try:
-                self.ws = await websockets.connect(f"{self.ws_url}?after={self.last_seq}", origin=ORIGIN, max_size=None, open_timeout=5)
+                self.ws = await websockets.connect(
+                    f"{self.ws_url}?after={self.last_seq}", origin=ORIGIN, max_size=None, open_timeout=5
+                )
                 before = self.last_seq
                 first = await Viewer.next(self, max(0.001, deadline - time.monotonic()))
             except (OSError, websockets.InvalidHandshake, websockets.ConnectionClosed, TimeoutError):

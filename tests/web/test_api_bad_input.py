@@ -56,7 +56,9 @@ def test_wrong_types_on_create(api, dispatched, body, fragment):
     assert_json_error(post_json(api, "/api/runs", body), 400, fragment)
 
 
-@pytest.mark.parametrize("shape", [{"nodes": 10**9}, {"zones": [{"name": "a", "nodes": 4000}, {"name": "b", "nodes": 1001}]}])
+@pytest.mark.parametrize(
+    "shape", [{"nodes": 10**9}, {"zones": [{"name": "a", "nodes": 4000}, {"name": "b", "nodes": 1001}]}]
+)
 def test_huge_clusters_refused(api, dispatched, shape):
     document = small_document()
     document["cluster"] = shape
@@ -89,7 +91,9 @@ def test_bad_query_parameters(api, new_run):
     assert_json_error(api.get(f"/api/runs/{run_id}/events?after=-3"), 400, "?after= must be a whole number")
     assert_json_error(api.get(f"/api/runs/{run_id}/events?after=abc"), 400, "'abc'")
     assert_json_error(api.get(f"/api/runs/{run_id}/events?after=%C2%B2"), 400, "?after= must be a whole number")
-    assert_json_error(api.get(f"/api/runs/{run_id}/events?types=fault,gossip"), 400, "?types= takes a comma-separated list")
+    assert_json_error(
+        api.get(f"/api/runs/{run_id}/events?types=fault,gossip"), 400, "?types= takes a comma-separated list"
+    )
     assert_json_error(api.get(f"/api/runs/{run_id}/audit?limit=0"), 400, "?limit= must be between 1 and 5000")
 
 

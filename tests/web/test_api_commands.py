@@ -35,7 +35,9 @@ def test_another_runs_token_gets_403(api, new_run):
 
 def test_command_is_persisted_in_order_and_pending_without_driver(api, new_run):
     _, run_id, token = new_run()
-    first = post_json(api, f"/api/runs/{run_id}/commands", {"action": "stop-kubelet", "node": "node-2"}, **bearer(token))
+    first = post_json(
+        api, f"/api/runs/{run_id}/commands", {"action": "stop-kubelet", "node": "node-2"}, **bearer(token)
+    )
     second = post_json(api, f"/api/runs/{run_id}/commands", {"action": "speed", "value": 20}, **bearer(token))
     assert first.status_code == second.status_code == 202
     assert (first.json()["seq"], second.json()["seq"]) == (1, 2)

@@ -123,7 +123,11 @@ def test_workers_full_is_503_naming_the_capacity(api, new_run, settings, one_liv
     assert response.status_code == 503
     body = response.json()
     assert body["error"] == "workers-full"
-    assert "3 nodes of live runs" in body["message"] and "capacity of 5 nodes" in body["message"] and "1 worker" in body["message"]
+    assert (
+        "3 nodes of live runs" in body["message"]
+        and "capacity of 5 nodes" in body["message"]
+        and "1 worker" in body["message"]
+    )
     assert post_json(api, "/api/runs", {"document": small_document(nodes=2)}, REMOTE_ADDR="10.9.9.7").status_code == 201
 
 

@@ -42,24 +42,38 @@ class FakeDriver:
 
     def log(self, first: int, last: int, t: float | None = None) -> list[dict]:
         events = self.events(first, last)
-        state = {"t": repr(t if t is not None else float(last)), "last_seq": last, "speed": 1.0, "paused": 0, "status": "running"}
+        state = {
+            "t": repr(t if t is not None else float(last)),
+            "last_seq": last,
+            "speed": 1.0,
+            "paused": 0,
+            "status": "running",
+        }
         assert self.lease.publish(runstore.encode_events(events), state)
         return events
 
     def snapshot(self, last_seq: int) -> None:
-        assert self.lease.store_snapshot(frames.dumps(frames.snapshot_body({"last_seq": last_seq, "objects": {}}, CLOCK, last_seq)))
+        assert self.lease.store_snapshot(
+            frames.dumps(frames.snapshot_body({"last_seq": last_seq, "objects": {}}, CLOCK, last_seq))
+        )
 
     async def frame(self, first: int, last: int) -> None:
         message = frames.frame(self.events(first, last), CLOCK)
         await self.layer.group_send(
-            runstore.group_name(self.run_id), {"type": "run.frame", "text": frames.dumps(message), "first": first, "last": last}
+            runstore.group_name(self.run_id),
+            {"type": "run.frame", "text": frames.dumps(message), "first": first, "last": last},
         )
 
 
 @pytest_asyncio.fixture
 async def run_id():
     run = await database_sync_to_async(Run.objects.create)(
-        scenario_name="x", document={"name": "x", "title": {"en": "X"}}, seed=1, version="1.33", duration=300, control_token_hash="0" * 64
+        scenario_name="x",
+        document={"name": "x", "title": {"en": "X"}},
+        seed=1,
+        version="1.33",
+        duration=300,
+        control_token_hash="0" * 64,
     )
     yield run.id
     client = get_redis()

@@ -23,7 +23,11 @@ def outage_document(nodes: int = 120) -> dict:
         "seed": 3,
         "duration": "15m",
         "cluster": {
-            "zones": [{"name": "zone-a", "nodes": third}, {"name": "zone-b", "nodes": third}, {"name": "zone-c", "nodes": nodes - 2 * third}],
+            "zones": [
+                {"name": "zone-a", "nodes": third},
+                {"name": "zone-b", "nodes": third},
+                {"name": "zone-c", "nodes": nodes - 2 * third},
+            ],
             "workloads": [{"name": "web", "replicas": 4 * nodes}, {"name": "agent", "kind": "DaemonSet"}],
             "services": [{"name": "web", "selector": {"app": "web"}}],
         },
@@ -61,7 +65,10 @@ class NodeLevelView:
             self.apply_write(event)
         for node, renew_time in frame.get("renewals", {}).items():
             lease = self.objects["leases"][("kube-node-lease", node)]
-            self.objects["leases"][("kube-node-lease", node)] = {**lease, "spec": {**lease["spec"], "renewTime": renew_time}}
+            self.objects["leases"][("kube-node-lease", node)] = {
+                **lease,
+                "spec": {**lease["spec"], "renewTime": renew_time},
+            }
         self.pod_counts.update(frame.get("podCounts", {}))
 
     def node_events(self) -> list[dict]:
@@ -110,7 +117,9 @@ def test_snapshot_plus_frames_equals_later_snapshot_through_an_outage():
             view.apply_frame(frame)
         later = detail.node_snapshot(sim)
         assert view_comparable(view) == comparable(later), f"diverged by t={checkpoint}"
-        assert [e["metadata"]["name"] for e in view.node_events()] == [e["metadata"]["name"] for e in later["objects"]["events"]]
+        assert [e["metadata"]["name"] for e in view.node_events()] == [
+            e["metadata"]["name"] for e in later["objects"]["events"]
+        ]
         checked += 1
     # the outage really happened in what was compared: zone-b's nodes lost their pods' readiness
     not_ready = sum(c["notReady"] + c["terminating"] for c in view.pod_counts.values())

@@ -95,7 +95,11 @@ def test_command_gets_at_persisted_before_it_applies(run_factory):
     thread, stop, _ = drive_in_thread(run.id)
     wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 10, what="t > 10")
     command = Command.objects.create(
-        run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet", payload={"action": "stop-kubelet", "node": "node-2"}
+        run=run,
+        seq=1,
+        kind=CommandKind.FAULT,
+        action="stop-kubelet",
+        payload={"action": "stop-kubelet", "node": "node-2"},
     )
     runstore.notify_command(run.id, command.pk)
     ack = runstore.wait_ack(run.id, command.seq, 5)
@@ -118,7 +122,11 @@ def test_a_fault_is_published_at_once_not_at_the_end_of_the_slice(run_factory, s
     published = int(runstore.read_state(run.id)["last_seq"])
     wait_for(lambda: int(runstore.read_state(run.id)["last_seq"]) > published, what="the next slice")  # just began
     command = Command.objects.create(
-        run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet", payload={"action": "stop-kubelet", "node": "node-2"}
+        run=run,
+        seq=1,
+        kind=CommandKind.FAULT,
+        action="stop-kubelet",
+        payload={"action": "stop-kubelet", "node": "node-2"},
     )
     runstore.notify_command(run.id, command.pk)
     ack = runstore.wait_ack(run.id, command.seq, 5)
@@ -136,7 +144,11 @@ def test_rejected_command_is_marked_and_not_replayed(run_factory):
     run = run_factory(speed=10)
     thread, stop, _ = drive_in_thread(run.id)
     command = Command.objects.create(
-        run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet", payload={"action": "stop-kubelet", "node": "node-77"}
+        run=run,
+        seq=1,
+        kind=CommandKind.FAULT,
+        action="stop-kubelet",
+        payload={"action": "stop-kubelet", "node": "node-77"},
     )
     runstore.notify_command(run.id, command.pk)
     ack = runstore.wait_ack(run.id, command.seq, 5)
@@ -152,7 +164,11 @@ def test_second_driver_continues_exactly_where_the_first_stopped(run_factory):
     first, stop_first, outcome_first = drive_in_thread(run.id)
     wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 30, what="t > 30")
     command = Command.objects.create(
-        run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet", payload={"action": "stop-kubelet", "node": "node-1"}
+        run=run,
+        seq=1,
+        kind=CommandKind.FAULT,
+        action="stop-kubelet",
+        payload={"action": "stop-kubelet", "node": "node-1"},
     )
     runstore.notify_command(run.id, command.pk)
     assert runstore.wait_ack(run.id, command.seq, 5)["status"] == "applied"

@@ -84,6 +84,8 @@ def test_runstack_rejects_an_unknown_asgi_server_before_starting_anything(monkey
     from django.core.management import CommandError, call_command
 
     monkeypatch.setenv("HEARTBEAT_ASGI_SERVER", "gunicorn")
-    monkeypatch.setattr("heartbeat_site.live.management.commands.runstack.ensure_redis", lambda: pytest.fail("Redis started"))
+    monkeypatch.setattr(
+        "heartbeat_site.live.management.commands.runstack.ensure_redis", lambda: pytest.fail("Redis started")
+    )
     with pytest.raises(CommandError, match="HEARTBEAT_ASGI_SERVER='gunicorn' is not an ASGI server"):
         call_command("runstack")

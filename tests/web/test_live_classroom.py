@@ -40,13 +40,20 @@ async def test_two_viewers_see_stop_kubelet_consequences_in_order(stack):
     assert a.first_message["type"] == b.first_message["type"] == "snapshot"
     assert set(a.first_message["snapshot"]["objects"]) >= {"nodes", "leases", "pods"}
     await a.until(lambda e: e["t"] > 15)
-    created = {e["name"] for e in a.events if e["type"] == "write" and e["resource"] == "nodes" and e["verb"] == "create"}
+    created = {
+        e["name"] for e in a.events if e["type"] == "write" and e["resource"] == "nodes" and e["verb"] == "create"
+    }
     assert created == {"node-1", "node-2", "node-3"}
 
-    status, refused = await ahttp("POST", f"{stack.base}/api/runs/{run['id']}/commands", {"action": "stop-kubelet", "node": "node-2"})
+    status, refused = await ahttp(
+        "POST", f"{stack.base}/api/runs/{run['id']}/commands", {"action": "stop-kubelet", "node": "node-2"}
+    )
     assert (status, refused["error"]) == (403, "control-token-required")
     status, accepted = await ahttp(
-        "POST", f"{stack.base}/api/runs/{run['id']}/commands", {"action": "stop-kubelet", "node": "node-2"}, token=run["control_token"]
+        "POST",
+        f"{stack.base}/api/runs/{run['id']}/commands",
+        {"action": "stop-kubelet", "node": "node-2"},
+        token=run["control_token"],
     )
     assert status == 202, accepted
     assert (accepted["seq"], accepted["status"]) == (1, "applied")
@@ -136,7 +143,9 @@ async def test_events_and_audit_paging_match_the_stream(stack):
     assert status == 200 and len(audit["records"]) == 5
     writes = [e for e in viewer.events if e["type"] == "write"][:5]
     assert [r["seq"] for r in audit["records"]] == [e["seq"] for e in writes]
-    assert all(r["record"]["kind"] == "Event" and r["record"]["apiVersion"] == "audit.k8s.io/v1" for r in audit["records"])
+    assert all(
+        r["record"]["kind"] == "Event" and r["record"]["apiVersion"] == "audit.k8s.io/v1" for r in audit["records"]
+    )
     status, body = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}")
     assert body["status"] == "finished" and body["last_seq"] == viewer.last_seq
     await viewer.close()

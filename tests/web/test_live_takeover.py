@@ -38,7 +38,9 @@ async def test_sigkilled_worker_is_replaced_and_stream_is_identical(stack):
     commands_url = f"{stack.base}/api/runs/{run['id']}/commands"
     viewer = await Viewer.open(run["ws_url"], "viewer")
     await viewer.until(lambda e: e["t"] > 20)
-    status, first = await ahttp("POST", commands_url, {"action": "stop-kubelet", "node": "node-2"}, token=run["control_token"])
+    status, first = await ahttp(
+        "POST", commands_url, {"action": "stop-kubelet", "node": "node-2"}, token=run["control_token"]
+    )
     assert (status, first["status"]) == (202, "applied")
     await viewer.until(is_fault("stop-kubelet", "node-2"))
 
@@ -49,7 +51,9 @@ async def test_sigkilled_worker_is_replaced_and_stream_is_identical(stack):
     # the heir goes on (how fast is a benchmark's business: the README's takeover figures)
     await viewer.until_seq(seq_at_kill + 1, timeout=4 * LEASE_TTL + 5)
 
-    status, second = await ahttp("POST", commands_url, {"action": "start-kubelet", "node": "node-2"}, token=run["control_token"])
+    status, second = await ahttp(
+        "POST", commands_url, {"action": "start-kubelet", "node": "node-2"}, token=run["control_token"]
+    )
     assert (status, second["status"]) == (202, "applied"), second
     ended = await viewer.until_status(timeout=60)
     assert ended["status"] == "finished"

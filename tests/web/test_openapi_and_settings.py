@@ -43,7 +43,14 @@ def test_served_document_is_openapi_3(client):
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "HEARTBEAT_"))}
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 PRODUCTION = {
