@@ -49,7 +49,9 @@ class RunConsumer(AsyncWebsocketConsumer):
     delivered: int = 0
     registered: bool = False
 
-    async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]) -> None:
+    async def __call__(
+        self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]
+    ) -> None:
         """Handle the websocket's events and the run's messages one at a time, in one task.
 
         Replaces Channels' loop, which gives each consumer a channel-layer channel of its own;
@@ -85,7 +87,9 @@ class RunConsumer(AsyncWebsocketConsumer):
             raise ValueError(f"no handler for message type {message['type']}")
         await handler(message)
 
-    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool | int = False) -> None:
+    async def send(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool | int = False
+    ) -> None:
         """Every text goes out in messages of at most 1 MiB (``frames.parts_of``: split once per
         process for all the viewers the same text goes to)."""
         if text_data is not None and len(text_data) * 4 > frames.MAX_MESSAGE_BYTES:
@@ -157,7 +161,11 @@ class RunConsumer(AsyncWebsocketConsumer):
     async def _send_snapshot(self, *, fresh: bool = False) -> None:
         """The stored snapshot, forwarded as text (no re-parse per viewer), then catch-up.
         A join may get the one this process read a moment ago; ``fresh`` reads it again."""
-        stored = await asyncio.to_thread(runstore.read_snapshot_text, self.run_id) if fresh else await stored_snapshot(self.run_id)
+        stored = (
+            await asyncio.to_thread(runstore.read_snapshot_text, self.run_id)
+            if fresh
+            else await stored_snapshot(self.run_id)
+        )
         if stored is None:
             # No driver has stored one yet (or Redis forgot it): rebuild it deterministically.
             stored = frames.dumps(await database_sync_to_async(_rebuilt_snapshot)(self.run_id))
@@ -192,7 +200,9 @@ class RunConsumer(AsyncWebsocketConsumer):
         the viewers who watched the end did."""
         if state.get("status") not in ENDED_STATUSES:
             return
-        reason = await database_sync_to_async(lambda: Run.objects.filter(pk=self.run_id).values_list("end_reason", flat=True).first())()
+        reason = await database_sync_to_async(
+            lambda: Run.objects.filter(pk=self.run_id).values_list("end_reason", flat=True).first()
+        )()
         message = frames.status_message(state["status"], reason or "", _clock_from_state(state), self.delivered)
         await self.send(text_data=frames.dumps(message))
 
@@ -293,7 +303,9 @@ class RunConsumer(AsyncWebsocketConsumer):
         if not isinstance(kind, str):
             await self._error('a message must be a JSON object with a string "type" (ping, resync, detail or answer)')
         elif kind == "ping":
-            await self.send(text_data=frames.dumps({"type": "pong", "echo": message.get("echo"), "sent_at": frames.wall_ms()}))
+            await self.send(
+                text_data=frames.dumps({"type": "pong", "echo": message.get("echo"), "sent_at": frames.wall_ms()})
+            )
         elif kind == "resync":
             await self._send_snapshot(fresh=True)
         elif kind == "detail":
@@ -302,7 +314,8 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self._answer(message)
         else:
             await self._error(
-                f"unknown message type {kind!r}: viewers may send ping, resync, detail or answer; commands go to POST /api/runs/<id>/commands with the control token",
+                f"unknown message type {kind!r}: viewers may send ping, resync, detail or answer; "
+                "commands go to POST /api/runs/<id>/commands with the control token",
                 "unknown-type",
             )
 
@@ -325,15 +338,21 @@ class RunConsumer(AsyncWebsocketConsumer):
     async def _send_detail(self, node: object) -> None:
         """A node's full objects, from the run's driver (docs/websocket-protocol.md)."""
         if not isinstance(node, str) or not node or len(node) > MAX_NODE_NAME:
-            await self._error(f'detail needs "node": a node name (string of 1 to {MAX_NODE_NAME} characters), got {node!r}')
+            await self._error(
+                f'detail needs "node": a node name (string of 1 to {MAX_NODE_NAME} characters), got {node!r}'
+            )
             return
         if not self.meta["node_level"]:
-            await self._error("this run sends every object already: a node's details are in the snapshot", "not-node-level")
+            await self._error(
+                "this run sends every object already: a node's details are in the snapshot", "not-node-level"
+            )
             return
         reply = await asyncio.to_thread(runstore.ask_detail, self.run_id, node)
         text = await asyncio.to_thread(runstore.wait_answer, reply, DETAIL_WAIT_SECONDS)
         if text is None:
-            await self._error(f"no answer about {node!r}: the run is not being driven now (ended, or between workers)", "no-driver")
+            await self._error(
+                f"no answer about {node!r}: the run is not being driven now (ended, or between workers)", "no-driver"
+            )
             return
         await self.send(text_data=text)
 
@@ -358,14 +377,20 @@ async def _forward(receive: Callable[[], Awaitable[dict]], inbox: fanout.Inbox) 
 # (hundreds of viewers within seconds, megabytes each on a large run) reads it from Redis once a
 # second, not once per viewer; what a reused snapshot misses comes from the catch-up after it.
 SNAPSHOT_REUSE_SECONDS = 1.0
-_SNAPSHOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[float, asyncio.Future]]] = weakref.WeakKeyDictionary()
+_SNAPSHOTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[float, asyncio.Future]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 async def stored_snapshot(run_id: str) -> str | None:
     cache = _SNAPSHOTS.setdefault(asyncio.get_running_loop(), {})
     now = time.monotonic()
     entry = cache.get(run_id)
-    if entry is None or now - entry[0] >= SNAPSHOT_REUSE_SECONDS or (entry[1].done() and entry[1].exception() is not None):
+    if (
+        entry is None
+        or now - entry[0] >= SNAPSHOT_REUSE_SECONDS
+        or (entry[1].done() and entry[1].exception() is not None)
+    ):
         entry = (now, asyncio.ensure_future(asyncio.to_thread(runstore.read_snapshot_text, run_id)))
         cache[run_id] = entry
         for stale in [key for key, (at, _) in cache.items() if now - at >= SNAPSHOT_REUSE_SECONDS]:
@@ -373,7 +398,9 @@ async def stored_snapshot(run_id: str) -> str | None:
     return await asyncio.shield(entry[1])
 
 
-_SNAPSHOT_TEXTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[float, str, str]]] = weakref.WeakKeyDictionary()
+_SNAPSHOT_TEXTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[float, str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _snapshot_text(head: str, stored: str) -> str:
@@ -399,7 +426,9 @@ async def run_meta(run_id: str) -> dict | None:
     meta = _META_CACHE.get(run_id)
     if meta is None:
         row = await database_sync_to_async(
-            Run.objects.filter(pk=run_id).values("id", "scenario_name", "document", "node_count", "lesson", "drill").first
+            Run.objects.filter(pk=run_id)
+            .values("id", "scenario_name", "document", "node_count", "lesson", "drill")
+            .first
         )()
         if row is None:
             return None
@@ -430,4 +459,8 @@ def _rebuilt_snapshot(run_id: str) -> dict:
     snapshot = detail.node_snapshot(sim) if detail.is_node_level(run.node_count) else sim.snapshot()
     if classroom.hides_cause(run):
         snapshot = classroom.viewer_snapshot(snapshot)
-    return frames.snapshot_body(snapshot, {"t": round(sim.now, 6), "speed": run.speed, "paused": run.paused}, snapshot.get("last_seq", run.last_seq))
+    return frames.snapshot_body(
+        snapshot,
+        {"t": round(sim.now, 6), "speed": run.speed, "paused": run.paused},
+        snapshot.get("last_seq", run.last_seq),
+    )

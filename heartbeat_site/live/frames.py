@@ -82,7 +82,14 @@ def clock_message(clock: dict, last_seq: int) -> dict:
 
 
 def status_message(status: str, reason: str, clock: dict, last_seq: int) -> dict:
-    return {"type": "status", "status": status, "reason": reason, "clock": clock, "last_seq": last_seq, "sent_at": wall_ms()}
+    return {
+        "type": "status",
+        "status": status,
+        "reason": reason,
+        "clock": clock,
+        "last_seq": last_seq,
+        "sent_at": wall_ms(),
+    }
 
 
 def error_message(message: str, code: str = "bad-message") -> dict:
@@ -108,7 +115,15 @@ def split_message(text: str, message_id: int) -> list[str]:
         return [text]
     count = -(-len(text) // PART_CHARS)
     return [
-        dumps({"type": "part", "message": message_id, "part": i, "parts": count, "data": text[i * PART_CHARS : (i + 1) * PART_CHARS]})
+        dumps(
+            {
+                "type": "part",
+                "message": message_id,
+                "part": i,
+                "parts": count,
+                "data": text[i * PART_CHARS : (i + 1) * PART_CHARS],
+            }
+        )
         for i in range(count)
     ]
 
