@@ -14,7 +14,16 @@ from django.db import IntegrityError
 
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Answer, Question, QuestionStatus, Run
-from simulation.lessons import Drill, Lesson, builtin_drills, builtin_lessons, get_drill, get_lesson, hide_cause, hide_in_snapshot
+from simulation.lessons import (
+    Drill,
+    Lesson,
+    builtin_drills,
+    builtin_lessons,
+    get_drill,
+    get_lesson,
+    hide_cause,
+    hide_in_snapshot,
+)
 
 DIAGNOSIS = "diagnosis"  # the question id of a drill's diagnosis
 MAX_VIEWER_ID = 64
@@ -38,7 +47,8 @@ def public_question(document: dict) -> dict:
 def public_step(document: dict, index: int) -> dict:
     """A step as pages show it: its text, its page actions, and its question without the answer."""
     out: dict[str, Any] = {"id": document["id"], "index": index, "text": document["text"]}
-    out["actions"] = [a for a in document.get("actions") or () if a["action"] in ("focus", "tab", "pause", "resume", "speed")]
+    out["actions"] = [a for a in document.get("actions") or ()
+                      if a["action"] in ("focus", "tab", "pause", "resume", "speed")]
     if document.get("question"):
         out["question"] = public_question(document["question"])
     return out
@@ -124,7 +134,8 @@ def _find(kind: str, name: object, get, catalogue):
     found = get(name) if isinstance(name, str) else None
     if found is None:
         known = ", ".join(item.name for item in catalogue())
-        raise ApiError(404, f"unknown-{kind}", f"{kind}: no {kind} named {name!r}; GET /api/{kind}s lists them ({known})")
+        raise ApiError(404, f"unknown-{kind}",
+                       f"{kind}: no {kind} named {name!r}; GET /api/{kind}s lists them ({known})")
     return found
 
 
@@ -137,7 +148,8 @@ def hides_cause(run: Run) -> bool:
 
 def hidden(event: dict) -> dict:
     """What a viewer gets instead of an event that names a drill's cause: its place in the stream."""
-    return {"seq": event["seq"], "t": event["t"], "time": event.get("time"), "type": "hidden", "component": None, "node": None}
+    return {"seq": event["seq"], "t": event["t"], "time": event.get("time"), "type": "hidden", "component": None,
+            "node": None}
 
 
 def viewer_event(event: dict) -> dict:
@@ -163,7 +175,8 @@ def record_answer(run_id: str, message: dict) -> dict:
     if not isinstance(qid, str) or not qid:
         raise ApiError(400, "bad-answer", 'an answer needs "question": the id of the question asked')
     if not isinstance(viewer, str) or not 1 <= len(viewer) <= MAX_VIEWER_ID:
-        raise ApiError(400, "bad-answer", f'an answer needs "viewer": the random id the page keeps (1 to {MAX_VIEWER_ID} characters)')
+        raise ApiError(400, "bad-answer",
+                       f'an answer needs "viewer": the random id the page keeps (1 to {MAX_VIEWER_ID} characters)')
     nickname = message.get("nickname") or ""
     if not isinstance(nickname, str) or len(nickname) > MAX_NICKNAME:
         raise ApiError(400, "bad-answer", f"nickname: a text of at most {MAX_NICKNAME} characters")
@@ -193,7 +206,8 @@ def _answer_fields(question: Question, message: dict) -> dict:
     if document["kind"] == "diagnosis":
         named = message.get("node")
         if not isinstance(named, str) or named not in document["nodes"]:
-            raise ApiError(400, "bad-answer", f'a diagnosis names a "node" too: one of {", ".join(document["nodes"])}; got {named!r}')
+            raise ApiError(400, "bad-answer",
+                           f'a diagnosis names a "node" too: one of {", ".join(document["nodes"])}; got {named!r}')
         node = named
     return {"choice": choice, "node": node, "value": None}
 
@@ -203,7 +217,8 @@ def question_document(question: Question) -> dict:
     run = question.run
     if run.drill:
         drill = drill_of(run)
-        return {**diagnosis_question(drill), "answer": public_cause(drill, drill.answer), "node": drill.fault.get("node")}
+        return {**diagnosis_question(drill), "answer": public_cause(drill, drill.answer),
+                "node": drill.fault.get("node")}
     lesson = lesson_of(run)
     for step in lesson.document["steps"]:
         if step.get("question") and step["question"]["id"] == question.qid:
@@ -239,7 +254,8 @@ def _number_buckets(values: list[float]) -> dict[str, int]:
     low, high = min(values), max(values)
     if low == high:
         return {f"{low:g}": len(values)}
-    width = next(w for w in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**4, 10**5, 10**6, 10**9) if (high - low) / w < NUMBER_BUCKETS)
+    width = next(w for w in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**4, 10**5, 10**6, 10**9)
+                 if (high - low) / w < NUMBER_BUCKETS)
     counts: dict[str, int] = {}
     for value in sorted(values):
         start = (value // width) * width
@@ -282,7 +298,8 @@ def state_message(run_id: str) -> dict | None:
 
 def reveal_summary(question: Question) -> dict:
     document = question_document(question)
-    out = {"question": question.qid, "correct": document["answer"], "explain": document.get("explain") or document.get("explanation")}
+    out = {"question": question.qid, "correct": document["answer"],
+           "explain": document.get("explain") or document.get("explanation")}
     if document["kind"] == "diagnosis":
         drill = drill_of(question.run)
         out.update(node=drill.fault.get("node"), explain=drill.document.get("explanation"))

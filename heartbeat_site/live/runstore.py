@@ -193,10 +193,12 @@ class Lease:
     def store_frame(self, first: int, last: int, text: str) -> bool:
         """Keep a node-level frame for viewers who join or resume (``frames_after``)."""
         keys = (lease_key(self.run_id), frames_key(self.run_id))
-        return bool(get_redis().eval(_STORE_FRAME, 2, *keys, self.token, self.ttl_ms, FRAMES_KEPT, first, f"{last} {text}"))
+        return bool(get_redis().eval(_STORE_FRAME, 2, *keys, self.token, self.ttl_ms, FRAMES_KEPT, first,
+                                     f"{last} {text}"))
 
     def store_snapshot(self, text: str) -> bool:
-        return bool(get_redis().eval(_GUARDED_SET, 2, lease_key(self.run_id), snapshot_key(self.run_id), self.token, self.ttl_ms, text))
+        keys = (lease_key(self.run_id), snapshot_key(self.run_id))
+        return bool(get_redis().eval(_GUARDED_SET, 2, *keys, self.token, self.ttl_ms, text))
 
 
 class LeaseKeeper:
@@ -313,7 +315,8 @@ def mark_inactive(run_id: str) -> None:
     client = get_redis()
     client.srem(ACTIVE_RUNS, run_id)
     retention = settings.HEARTBEAT["RETENTION_SECONDS"]
-    for key in (log_key(run_id), state_key(run_id), snapshot_key(run_id), viewers_key(run_id), inbox_key(run_id), frames_key(run_id)):
+    for key in (log_key(run_id), state_key(run_id), snapshot_key(run_id), viewers_key(run_id), inbox_key(run_id),
+                frames_key(run_id)):
         client.expire(key, retention)
 
 

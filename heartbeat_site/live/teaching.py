@@ -104,7 +104,8 @@ class LiveLesson(Teaching):
         """After a takeover: the runner brought to where the run was, from the replayed events
         and the questions the database knows (nothing is applied or announced again)."""
         self.runner.start(0.0)
-        revealed = {q.qid: q.revealed_at for q in Question.objects.filter(run_id=self.run.pk, status=QuestionStatus.REVEALED)}
+        revealed = {q.qid: q.revealed_at
+                    for q in Question.objects.filter(run_id=self.run.pk, status=QuestionStatus.REVEALED)}
         i = 0
         while True:
             stop = self.runner.next_stop()
@@ -124,7 +125,8 @@ class LiveLesson(Teaching):
             if upto >= now:
                 break
         if len(self.runner.started) != self.run.steps_started:
-            log.warning("run %s: restored %d lesson steps, the database says %d", self.run.pk, len(self.runner.started), self.run.steps_started)
+            log.warning("run %s: restored %d lesson steps, the database says %d",
+                        self.run.pk, len(self.runner.started), self.run.steps_started)
 
     def stop_at(self) -> float | None:
         return self.runner.next_stop()
@@ -183,7 +185,8 @@ class LiveLesson(Teaching):
             elif action["action"] == "speed":
                 driver.clock.set_speed(float(action["value"]))
         step = classroom.public_step(self.steps[start.index], start.index)
-        Run.objects.filter(pk=self.run.pk).update(steps_started=start.index + 1, speed=driver.clock.speed, paused=driver.clock.paused)
+        Run.objects.filter(pk=self.run.pk).update(steps_started=start.index + 1, speed=driver.clock.speed,
+                                                  paused=driver.clock.paused)
         driver.notify({"type": "step", "lesson": self.lesson.name, "step": step, "t": start.t, "of": len(self.steps)})
         if start.question is not None:
             Question.objects.create(run_id=self.run.pk, qid=start.question, step=start.index, asked_at=start.t,
@@ -203,7 +206,8 @@ class LiveDrill(Teaching):
     def begin(self, now: float) -> None:
         if not Question.objects.filter(run_id=self.run.pk, qid=classroom.DIAGNOSIS).exists():
             Question.objects.create(run_id=self.run.pk, qid=classroom.DIAGNOSIS, asked_at=now)
-        self.driver.notify({"type": "question", "question": classroom.diagnosis_question(self.drill), "drill": self.drill.name})
+        self.driver.notify({"type": "question", "question": classroom.diagnosis_question(self.drill),
+                            "drill": self.drill.name})
 
     def restore(self, events: list[dict], now: float) -> None:
         """Nothing to rebuild: the diagnosis and the reveal are in the database."""

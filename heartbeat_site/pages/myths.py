@@ -75,7 +75,8 @@ def myth_cards(language: str) -> tuple[list[MythCard], list[MythCard]]:
     myths = [MythCard(id=m.id, number=i, claim=localized(m.myth, language), fact=localized(m.fact, language),
                       sources=m.sources, see=_see_it(m.see, language))
              for i, m in enumerate(book.myths, 1)]
-    questions = [MythCard(id=q.id, number=i, question=localized(q.question, language), claim=localized(q.usual, language),
-                          fact=localized(q.answer, language), sources=q.sources, see=_see_it(q.see, language))
+    questions = [MythCard(id=q.id, number=i, question=localized(q.question, language),
+                          claim=localized(q.usual, language), fact=localized(q.answer, language),
+                          sources=q.sources, see=_see_it(q.see, language))
                  for i, q in enumerate(book.questions, 1)]
     return myths, questions

@@ -9,11 +9,20 @@ from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
 
 _ERROR = {"$ref": "#/components/responses/Error"}
 _RUN_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}, "description": "run id"}
-_AFTER = {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0, "default": 0}, "description": "return what has seq > after"}
+_AFTER = {
+    "name": "after",
+    "in": "query",
+    "schema": {"type": "integer", "minimum": 0, "default": 0},
+    "description": "return what has seq > after",
+}
 
 
 def _limit(default: int) -> dict:
-    return {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 5000, "default": default}}
+    return {
+        "name": "limit",
+        "in": "query",
+        "schema": {"type": "integer", "minimum": 1, "maximum": 5000, "default": default},
+    }
 
 
 def _json(schema: dict) -> dict:
@@ -24,16 +33,29 @@ def _ok(description: str, schema: dict, status: str = "200") -> dict:
     return {status: {"description": description, "content": _json(schema)}}
 
 
-_SCENARIO_DOC = {"type": "object", "description": "scenario document (docs/architecture.md §3)", "additionalProperties": True}
+_SCENARIO_DOC = {
+    "type": "object",
+    "description": "scenario document (docs/architecture.md §3)",
+    "additionalProperties": True,
+}
 _CLOCK = {
     "type": "object",
-    "properties": {"t": {"type": "number", "description": "virtual seconds"}, "speed": {"type": "number"}, "paused": {"type": "boolean"}},
+    "properties": {
+        "t": {"type": "number", "description": "virtual seconds"},
+        "speed": {"type": "number"},
+        "paused": {"type": "boolean"},
+    },
     "required": ["t", "speed", "paused"],
 }
 _EVENT = {
     "type": "object",
     "description": "simulation event (docs/simulation-api.md 'Events')",
-    "properties": {"seq": {"type": "integer"}, "t": {"type": "number"}, "time": {"type": "string"}, "type": {"type": "string"}},
+    "properties": {
+        "seq": {"type": "integer"},
+        "t": {"type": "number"},
+        "time": {"type": "string"},
+        "type": {"type": "string"},
+    },
     "required": ["seq", "t", "type"],
     "additionalProperties": True,
 }
@@ -102,14 +124,21 @@ DOCUMENT: dict = {
                 "summary": "List scenarios (built-in and saved)",
                 "responses": _ok(
                     "scenarios",
-                    {"type": "object", "properties": {"scenarios": {"type": "array", "items": {"$ref": "#/components/schemas/ScenarioSummary"}}}},
+                    {
+                        "type": "object",
+                        "properties": {
+                            "scenarios": {"type": "array", "items": {"$ref": "#/components/schemas/ScenarioSummary"}}
+                        },
+                    },
                 ),
             },
             "post": {
                 "summary": "Save a custom scenario",
                 "requestBody": {
                     "required": True,
-                    "content": _json({"type": "object", "properties": {"document": _SCENARIO_DOC}, "required": ["document"]}),
+                    "content": _json(
+                        {"type": "object", "properties": {"document": _SCENARIO_DOC}, "required": ["document"]}
+                    ),
                 },
                 "responses": {
                     **_ok("saved", {"type": "object"}, "201"),
@@ -124,7 +153,11 @@ DOCUMENT: dict = {
             "post": {
                 "summary": "Validate a scenario document without saving it",
                 "requestBody": {"required": True, "content": _json(_SCENARIO_DOC)},
-                "responses": {**_ok("valid; the normalised document", {"type": "object"}), "400": _ERROR, "413": _ERROR},
+                "responses": {
+                    **_ok("valid; the normalised document", {"type": "object"}),
+                    "400": _ERROR,
+                    "413": _ERROR,
+                },
             }
         },
         "/api/scenarios/{name}": {
@@ -137,13 +170,19 @@ DOCUMENT: dict = {
         "/api/lessons": {
             "get": {
                 "summary": "The lesson path: steps and questions, without their answers (docs/lessons.md)",
-                "responses": _ok("the lessons", {"type": "object", "properties": {"lessons": {"type": "array", "items": {"type": "object"}}}}),
+                "responses": _ok(
+                    "the lessons",
+                    {"type": "object", "properties": {"lessons": {"type": "array", "items": {"type": "object"}}}},
+                ),
             }
         },
         "/api/drills": {
             "get": {
                 "summary": "The drills: briefs and possible causes, never the cause (docs/lessons.md)",
-                "responses": _ok("the drills", {"type": "object", "properties": {"drills": {"type": "array", "items": {"type": "object"}}}}),
+                "responses": _ok(
+                    "the drills",
+                    {"type": "object", "properties": {"drills": {"type": "array", "items": {"type": "object"}}}},
+                ),
             }
         },
         "/api/runs": {
@@ -206,7 +245,12 @@ DOCUMENT: dict = {
                 "responses": {
                     **_ok(
                         "commands",
-                        {"type": "object", "properties": {"commands": {"type": "array", "items": {"$ref": "#/components/schemas/CommandResult"}}}},
+                        {
+                            "type": "object",
+                            "properties": {
+                                "commands": {"type": "array", "items": {"$ref": "#/components/schemas/CommandResult"}}
+                            },
+                        },
                     ),
                     "404": _ERROR,
                 },
@@ -217,7 +261,11 @@ DOCUMENT: dict = {
                 "parameters": [_RUN_ID],
                 "requestBody": {"required": True, "content": _json({"$ref": "#/components/schemas/Command"})},
                 "responses": {
-                    **_ok("accepted: seq and the virtual time at which it applies", {"$ref": "#/components/schemas/CommandResult"}, "202"),
+                    **_ok(
+                        "accepted: seq and the virtual time at which it applies",
+                        {"$ref": "#/components/schemas/CommandResult"},
+                        "202",
+                    ),
                     "400": _ERROR,
                     "403": _ERROR,
                     "404": _ERROR,
@@ -229,10 +277,20 @@ DOCUMENT: dict = {
         "/api/runs/{id}/events": {
             "get": {
                 "summary": "Page through the run's events",
-                "parameters": [_RUN_ID, _AFTER, _limit(1000), {
-                    "name": "types", "in": "query", "schema": {"type": "string"},
-                    "description": "comma-separated event types to keep (write, read, request-failed, decision, "
-                                   "transition, fault); the page still advances next_after over the others"}],
+                "parameters": [
+                    _RUN_ID,
+                    _AFTER,
+                    _limit(1000),
+                    {
+                        "name": "types",
+                        "in": "query",
+                        "schema": {"type": "string"},
+                        "description": (
+                            "comma-separated event types to keep (write, read, request-failed, decision, "
+                            "transition, fault); the page still advances next_after over the others"
+                        ),
+                    },
+                ],
                 "responses": {
                     **_ok(
                         "events with seq > after",
@@ -264,7 +322,10 @@ DOCUMENT: dict = {
                             "properties": {
                                 "records": {
                                     "type": "array",
-                                    "items": {"type": "object", "properties": {"seq": {"type": "integer"}, "record": {"type": "object"}}},
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {"seq": {"type": "integer"}, "record": {"type": "object"}},
+                                    },
                                 },
                                 "last_seq": {"type": "integer"},
                                 "next_after": {"type": "integer"},
@@ -277,11 +338,17 @@ DOCUMENT: dict = {
                 },
             }
         },
-        "/api/openapi.json": {"get": {"summary": "This document", "responses": _ok("OpenAPI 3 document", {"type": "object"})}},
+        "/api/openapi.json": {
+            "get": {"summary": "This document", "responses": _ok("OpenAPI 3 document", {"type": "object"})}
+        },
     },
     "components": {
         "securitySchemes": {
-            "controlToken": {"type": "http", "scheme": "bearer", "description": "the control_token returned when the run was created"}
+            "controlToken": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "the control_token returned when the run was created",
+            }
         },
         "schemas": {
             "Clock": _CLOCK,
@@ -309,7 +376,12 @@ DOCUMENT: dict = {
                 "required": ["error", "message"],
             },
         },
-        "responses": {"Error": {"description": "error naming the problem", "content": _json({"$ref": "#/components/schemas/Error"})}},
+        "responses": {
+            "Error": {
+                "description": "error naming the problem",
+                "content": _json({"$ref": "#/components/schemas/Error"}),
+            }
+        },
     },
 }
 

@@ -38,7 +38,8 @@ def create(request: HttpRequest) -> JsonResponse:
     given = [key for key in SOURCES if key in body]
     if len(given) != 1:
         raise ApiError(400, "scenario-or-document",
-                       'give exactly one of "scenario" (a scenario name), "document" (a scenario document), "lesson" or "drill" (their names)')
+                       'give exactly one of "scenario" (a scenario name), "document" (a scenario document), '
+                       '"lesson" or "drill" (their names)')
     lesson = drill = None
     default_speed = settings.HEARTBEAT["DEFAULT_SPEED"]
     if "lesson" in body:
@@ -53,7 +54,8 @@ def create(request: HttpRequest) -> JsonResponse:
             raise ApiError(400, "wrong-type", "scenario: must be a scenario name (string)")
         document = find_document(name)
         if document is None:
-            raise ApiError(404, "unknown-scenario", f"scenario: no scenario named {name!r}; GET /api/scenarios lists them")
+            raise ApiError(404, "unknown-scenario",
+                           f"scenario: no scenario named {name!r}; GET /api/scenarios lists them")
         scenario = parse_document(document, field="scenario")
     else:
         scenario = parse_document(body["document"])
@@ -102,7 +104,8 @@ def start_driver(run: Run) -> None:
     except (redis.RedisError, OSError) as exc:
         log.error("cannot start run %s: %s", run.id, exc)
         Run.objects.filter(pk=run.pk).delete()  # nothing left behind: the client retries
-        raise ApiError(503, "redis-unavailable", f"cannot reach Redis to start the run: {exc}; nothing was created, retry shortly",
+        raise ApiError(503, "redis-unavailable",
+                       f"cannot reach Redis to start the run: {exc}; nothing was created, retry shortly",
                        retry_after=5) from None
 
 
