@@ -24,7 +24,8 @@ DETAIL = "nodes"
 RECENT_NODE_EVENTS = 300  # core/v1 Events about Nodes kept in a node-level snapshot
 KEPT_LABELS = ("kubernetes.io/hostname", "topology.kubernetes.io/zone")
 # Transitions of single pods and their endpoints: at node level they show as pod counts.
-POD_TRANSITIONS = frozenset({"pod-ready", "pod-phase", "pod-terminating", "pod-deleted", "pod-created", "pod-scheduled", "pod-disruption-target", "endpoint"})
+POD_TRANSITIONS = frozenset({"pod-ready", "pod-phase", "pod-terminating", "pod-deleted", "pod-created", "pod-scheduled",
+                             "pod-disruption-target", "endpoint"})
 POD_RESOURCES = frozenset({"pods", "endpointslices"})
 # Kubelets' own requests: in a zone outage 1,667 of them fail again and again (each kubelet retries
 # its Lease every few seconds); at node level they are counts per node (``failed``).
@@ -49,7 +50,8 @@ def trim_node(node: dict) -> dict:
     meta = node.get("metadata") or {}
     spec = node.get("spec") or {}
     labels = meta.get("labels") or {}
-    out_meta = {key: meta[key] for key in ("name", "resourceVersion", "creationTimestamp", "deletionTimestamp") if key in meta}
+    out_meta = {key: meta[key] for key in ("name", "resourceVersion", "creationTimestamp", "deletionTimestamp")
+                if key in meta}
     out_meta["labels"] = {key: labels[key] for key in KEPT_LABELS if key in labels}
     out_spec = {key: spec[key] for key in ("taints", "unschedulable") if key in spec}
     conditions = [
@@ -63,10 +65,12 @@ def trim_node(node: dict) -> dict:
 def trim_lease(lease: dict) -> dict:
     """A Lease's name and spec: a renewal, sent as a renewTime, changes nothing else."""
     meta = lease.get("metadata") or {}
-    return {"metadata": {key: meta[key] for key in ("name", "namespace") if key in meta}, "spec": lease.get("spec") or {}}
+    return {"metadata": {key: meta[key] for key in ("name", "namespace") if key in meta},
+            "spec": lease.get("spec") or {}}
 
 
-HEALTHY_KUBELET = {"running": True, "powered": True, "reachable": True, "runtimeUp": True, "shuttingDown": False, "pressure": []}
+HEALTHY_KUBELET = {"running": True, "powered": True, "reachable": True, "runtimeUp": True, "shuttingDown": False,
+                   "pressure": []}
 
 
 def unusual_kubelets(kubelets: dict) -> dict:

@@ -62,7 +62,8 @@ def frame_interval(base: float, viewers: int) -> float:
 
 
 class RunDriver:
-    def __init__(self, run_id: str, *, stop: threading.Event | None = None, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, run_id: str, *, stop: threading.Event | None = None,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         conf = settings.HEARTBEAT
         self.run_id = run_id
         self.stop = stop or threading.Event()
@@ -92,7 +93,8 @@ class RunDriver:
         except (redis.RedisError, OSError, DatabaseError) as exc:
             # Redis or the database went away while the run was being set up: not the run's
             # fault. Its lease lapses and a watchdog dispatches it again once they are back.
-            log.warning("run %s: could not start driving (%s: %s); it will be dispatched again", self.run_id, type(exc).__name__, exc)
+            log.warning("run %s: could not start driving (%s: %s); it will be dispatched again",
+                        self.run_id, type(exc).__name__, exc)
             return "dependency-unavailable"
         except Exception as exc:
             log.exception("driver for run %s failed", self.run_id)
@@ -474,7 +476,8 @@ class RunDriver:
         if events:
             first = events[0]["seq"]
             if self.node_level:
-                text = frames.dumps(detail.node_frame(events, self._clock(), self.sim, self._watched(), frames.wall_ms()))
+                text = frames.dumps(detail.node_frame(events, self._clock(), self.sim, self._watched(),
+                                                      frames.wall_ms()))
                 self.recent_frames.append((first, last, text))
                 if not self.lease.store_frame(first, last, text):
                     return False
@@ -573,7 +576,8 @@ class RunDriver:
     def _end(self, status: str, reason: str) -> None:
         self._flush()
         Run.objects.filter(pk=self.run_id).update(
-            status=status, end_reason=reason, ended_at=timezone.now(), t_reached=self.sim.now, last_seq=self.published_seq
+            status=status, end_reason=reason, ended_at=timezone.now(), t_reached=self.sim.now,
+            last_seq=self.published_seq,
         )
         self.lease.publish([], self._state(status))
         self._store_snapshot()
@@ -581,7 +585,8 @@ class RunDriver:
         runstore.mark_inactive(self.run_id)
 
     def _fail(self, reason: str) -> None:
-        Run.objects.filter(pk=self.run_id).update(status=RunStatus.FAILED, end_reason=reason[:200], ended_at=timezone.now())
+        Run.objects.filter(pk=self.run_id).update(status=RunStatus.FAILED, end_reason=reason[:200],
+                                                  ended_at=timezone.now())
         runstore.mark_inactive(self.run_id)
         message = frames.status_message(RunStatus.FAILED, reason, {}, self.published_seq)
         try:
