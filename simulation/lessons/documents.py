@@ -20,7 +20,8 @@ TABS = ("cluster", "traffic", "flows", "kubectl", "why")
 MIN_SPEED, MAX_SPEED = 0.1, 100.0
 LESSON_FIELDS = ("name", "position", "title", "summary", "scenario", "speed", "steps")
 STEP_FIELDS = ("id", "text", "trigger", "actions", "question")
-QUESTION_FIELDS = ("id", "text", "kind", "choices", "unit", "answer", "tolerance", "evidence", "measure", "since", "explain")
+QUESTION_FIELDS = ("id", "text", "kind", "choices", "unit", "answer", "tolerance", "evidence", "measure", "since",
+                   "explain")
 DRILL_FIELDS = ("name", "position", "title", "brief", "scenario", "speed", "fault", "choices", "answer", "nodes",
                 "explanation", "workloads", "symptoms")
 
@@ -156,8 +157,8 @@ class _DocChecker(_Checker):
         return check_matcher(self, value, path)
 
 
-def _head(source: Any, what: str, fields: tuple[str, ...], text: str) -> tuple[_DocChecker, dict[str, Any], dict[str, Any],
-                                                                           Scenario | None]:
+def _head(source: Any, what: str, fields: tuple[str, ...],
+          text: str) -> tuple[_DocChecker, dict[str, Any], dict[str, Any], Scenario | None]:
     """Read a lesson or drill and check the fields both have: name, position, title, scenario,
     speed, and its second text (`summary` or `brief`)."""
     c = _DocChecker()
@@ -192,7 +193,8 @@ def load_lesson(source: Any) -> Lesson:
         at, event = _trigger(c, sm.get("trigger"), f"{path}.trigger", scenario, s_out)
         if at is not None:
             if at < last_at:
-                c.error(f"{path}.trigger.at", f"must not be before an earlier step's trigger ({format_duration(last_at)})")
+                c.error(f"{path}.trigger.at",
+                        f"must not be before an earlier step's trigger ({format_duration(last_at)})")
             last_at = max(last_at, at)
         commands, page = _actions(c, sm.get("actions"), f"{path}.actions", scenario, known_nodes, s_out)
         question = None
@@ -315,7 +317,8 @@ def _question(c: _DocChecker, raw: Any, path: str, seen: set[str]) -> tuple[Ques
     out["kind"] = kind
     since = qm.get("since", "step")
     if since not in ("step", "start"):
-        c.error(f"{path}.since", f"must be step (events from the step's start on) or start (the whole run), got {since!r}")
+        c.error(f"{path}.since",
+                f"must be step (events from the step's start on) or start (the whole run), got {since!r}")
     out["since"] = since
     choices: list[dict[str, Any]] = []
     measure = None
@@ -366,7 +369,8 @@ def _choices(c: _DocChecker, raw: Any, path: str, *, with_match: bool) -> list[d
     for k, ch in enumerate(items):
         p = f"{path}[{k}]"
         cm = c.mapping(ch, p, ("id", "text", "match") if with_match else ("id", "text"))
-        item: dict[str, Any] = {"id": c.slug_id(cm.get("id"), f"{p}.id", ids, "choice id"), "text": c.bitext(cm.get("text"), f"{p}.text")}
+        item: dict[str, Any] = {"id": c.slug_id(cm.get("id"), f"{p}.id", ids, "choice id"),
+                                "text": c.bitext(cm.get("text"), f"{p}.text")}
         if with_match:
             if "match" not in cm:
                 c.error(f"{p}.match", "is required (a matcher the evidence event fits only when this choice is right)")

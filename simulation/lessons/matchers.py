@@ -23,7 +23,8 @@ from ..scenario import _Checker
 EVENT_TYPES = ("write", "read", "request-failed", "decision", "transition", "fault")
 LANES = ("kubelet-lease", "kubelet-status", "kubelet", "kube-apiserver", "node-lifecycle-controller",
          "taint-eviction-controller", "kube-scheduler", "endpointslice-controller", "replicaset-controller",
-         "daemonset-controller", "pod-garbage-collector", "cloud-node-lifecycle-controller", "garbage-collector", "trainer")
+         "daemonset-controller", "pod-garbage-collector", "cloud-node-lifecycle-controller", "garbage-collector",
+         "trainer")
 TRANSITION_KINDS = ("node-ready", "node-condition", "taint-added", "taint-removed", "pod-ready", "pod-phase",
                     "pod-terminating", "pod-deleted", "pod-created", "pod-scheduled", "pod-disruption-target",
                     "endpoint", "zone-state", "node-created", "node-deleted", "node-unschedulable")
@@ -46,7 +47,8 @@ STR_OR_NULL = _spec("str", nullable=True)
 COMMON = {"type": _spec("enum", EVENT_TYPES), "component": _spec("enum", LANES), "node": STR_OR_NULL}
 REQUEST = {"resource": _spec("enum", tuple(API_VERSION)), "subresource": STR, "namespace": STR, "name": STR}
 FIELDS: dict[str, dict[str, tuple[str, Any, bool]]] = {
-    "write": {"user": STR, "verb": _spec("enum", WRITE_VERBS), **REQUEST, "code": _spec("int"), "removed": _spec("bool")},
+    "write": {"user": STR, "verb": _spec("enum", WRITE_VERBS), **REQUEST, "code": _spec("int"),
+              "removed": _spec("bool")},
     "read": {"verb": _spec("enum", ("get", "list")), **REQUEST, "code": _spec("int")},
     "request-failed": {"verb": _spec("enum", ("get", "list", *WRITE_VERBS)), **REQUEST},
     "decision": {"rule": STR, "outcome": STR, "pod": STR_OR_NULL},
@@ -152,7 +154,8 @@ def _check_value(c: _Checker, want: Any, path: str, spec: tuple[str, Any, bool],
     elif kind in ("str", "enum") and not isinstance(want, str):
         hint = " (quote it: YAML reads True/False as booleans)" if isinstance(want, bool) else ""
         c.error(path, f"must be a string, got {want!r}{hint}")
-    elif kind == "enum" and want not in values and not (want.endswith("*") and any(v.startswith(want[:-1]) for v in values)):
+    elif (kind == "enum" and want not in values
+          and not (want.endswith("*") and any(v.startswith(want[:-1]) for v in values))):
         allowed = ", ".join(repr(v) for v in values) if values else "null only"
         c.error(path, f"unknown value {want!r} (allowed: {allowed})")
     return want

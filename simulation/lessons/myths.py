@@ -97,7 +97,8 @@ def builtin_myths() -> MythBook:
     return load_myths(MYTHS_FILE)
 
 
-def _entries(c: _DocChecker, doc: dict[str, Any], key: str, fields: tuple[str, ...], ids: set[str]) -> list[dict[str, Any]]:
+def _entries(c: _DocChecker, doc: dict[str, Any], key: str, fields: tuple[str, ...],
+             ids: set[str]) -> list[dict[str, Any]]:
     """The entries of the list `key`: id (unique across both lists), texts, sources, see."""
     out = []
     for i, raw in enumerate(c.listing(doc.get(key), key)):
@@ -106,9 +107,11 @@ def _entries(c: _DocChecker, doc: dict[str, Any], key: str, fields: tuple[str, .
         if not isinstance(raw, dict):
             continue
         ident = c.slug_id(entry.get("id"), f"{path}.id", ids, "id")
-        texts = {name: c.bitext(entry.get(name), f"{path}.{name}") for name in fields if name not in ("id", "sources", "see")}
+        texts = {name: c.bitext(entry.get(name), f"{path}.{name}")
+                 for name in fields if name not in ("id", "sources", "see")}
         out.append({"id": ident, **texts,
-                    "sources": _sources(c, entry.get("sources"), f"{path}.sources"), "see": _see(c, entry.get("see"), f"{path}.see")})
+                    "sources": _sources(c, entry.get("sources"), f"{path}.sources"),
+                    "see": _see(c, entry.get("see"), f"{path}.see")})
     return out
 
 
@@ -146,7 +149,8 @@ def _see(c: _DocChecker, raw: Any, path: str) -> SeeIt:
         c.error(f"{path}.scenario", f"no built-in scenario named {name!r}")
         return SeeIt(scenario=str(name))
     if "at" not in s:
-        c.error(f"{path}.at", f"is required (a virtual time within the scenario's {format_duration(scenario.duration)})")
+        c.error(f"{path}.at",
+                f"is required (a virtual time within the scenario's {format_duration(scenario.duration)})")
         return SeeIt(scenario=scenario.name)
     at = c.duration(s["at"], f"{path}.at", 0.0, maximum=scenario.duration)
     return SeeIt(scenario=scenario.name, at=at)

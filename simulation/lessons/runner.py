@@ -76,8 +76,9 @@ class QuestionState:
 
     def to_dict(self) -> dict[str, Any]:
         q = self.question
-        out: dict[str, Any] = {"id": q.id, "step": self.step, "kind": q.kind, "answer": q.answer, "asked_at": self.asked_at,
-                               "evidence": _ref(self.evidence), "consistent": self.consistent()}
+        out: dict[str, Any] = {"id": q.id, "step": self.step, "kind": q.kind, "answer": q.answer,
+                               "asked_at": self.asked_at, "evidence": _ref(self.evidence),
+                               "consistent": self.consistent()}
         if q.kind == "choice":
             out["evidence_choices"] = self.evidence_choices()
         else:
@@ -291,7 +292,8 @@ class Transcript:
 
     def to_dict(self) -> dict[str, Any]:
         return {"lesson": self.lesson, "scenario": self.scenario, "end": self.end,
-                "steps": [s.to_dict() for s in self.steps], "questions": self.questions, "missing_steps": self.missing_steps}
+                "steps": [s.to_dict() for s in self.steps], "questions": self.questions,
+                "missing_steps": self.missing_steps}
 
 
 def run_lesson(lesson: Lesson, until: float | None = None, *, seed: int | None = None, slice_seconds: float = 1.0,
