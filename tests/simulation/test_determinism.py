@@ -39,7 +39,8 @@ def test_another_seed_changes_the_run():
     assert digest(a) != digest(b)
 
 
-@pytest.mark.parametrize("slices", [[500], [0.5, 1, 59.99, 60, 60.000001, 200, 500], [7.3 * i for i in range(1, 69)] + [500]])
+@pytest.mark.parametrize("slices", [[500], [0.5, 1, 59.99, 60, 60.000001, 200, 500],
+                                    [7.3 * i for i in range(1, 69)] + [500]])
 def test_run_in_slices_equals_run_in_one_go(slices):
     whole = Simulation(load_scenario(DOC)).run_until(500)
     sim = Simulation(load_scenario(DOC))

@@ -27,7 +27,8 @@ def test_custom_tolerations_first_match_minimum_and_forever():
     tr = Trace.run(scenario("1.33", workloads=wl, services=False,
                             faults=[{"at": "60s", "action": "stop-kubelet", "node": "node-2"}]), until=900)
     (x, _), = tr.taint_times("node-2", UNREACHABLE, "NoExecute")
-    deletes = {r["objectRef"]["name"].split("-")[0]: seconds(r["stageTimestamp"]) for r in tr.pod_writes(user=NLC, verb="delete")}
+    deletes = {r["objectRef"]["name"].split("-")[0]: seconds(r["stageTimestamp"])
+               for r in tr.pod_writes(user=NLC, verb="delete")}
     assert deletes["short"] == pytest.approx(x + 30, abs=EPS)
     assert deletes["trap"] == pytest.approx(x + 600, abs=EPS)  # not 60: the first match wins
     assert "forever" not in deletes
@@ -49,13 +50,16 @@ def test_admission_adds_default_tolerations():
     pod = next(r["responseObject"] for r in tr.pod_writes(verb="create") if r["objectRef"]["name"].startswith("web-"))
     assert pod["spec"]["tolerations"] == [
         {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
-    agent = next(r["responseObject"] for r in tr.pod_writes(verb="create") if r["objectRef"]["name"].startswith("agent-"))
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+         "tolerationSeconds": 300}]
+    agent = next(r["responseObject"] for r in tr.pod_writes(verb="create")
+                 if r["objectRef"]["name"].startswith("agent-"))
     assert {"key": UNREACHABLE, "operator": "Exists", "effect": "NoExecute"} in agent["spec"]["tolerations"]
 
 
 def test_cordon_adds_unschedulable_taint_and_status():
-    tr = Trace.run(scenario("1.33", faults=[{"at": "30s", "action": "cordon", "node": "node-1", "for": "60s"}]), until=120)
+    tr = Trace.run(scenario("1.33", faults=[{"at": "30s", "action": "cordon", "node": "node-1", "for": "60s"}]),
+                   until=120)
     (added, removed), = tr.taint_times("node-1", "node.kubernetes.io/unschedulable", "NoSchedule")
     assert 30 <= added <= 30 + EPS and 90 <= removed <= 90 + EPS
 
@@ -72,7 +76,8 @@ def test_instance_terminated_node_deleted_lease_collected_pods_gc():
     assert lease_del and lease_del[0]["user"]["username"].endswith("generic-garbage-collector")
     gc = [r for r in tr.pod_writes(verb="delete") if r["user"]["username"].endswith("pod-garbage-collector")]
     assert {r["objectRef"]["name"] for r in gc} >= tr.pods_on("node-2") - {
-        r["objectRef"]["name"] for r in tr.pod_writes(verb="delete") if r["responseObject"]["metadata"].get("deletionGracePeriodSeconds") == 0
+        r["objectRef"]["name"] for r in tr.pod_writes(verb="delete")
+        if r["responseObject"]["metadata"].get("deletionGracePeriodSeconds") == 0
         and not r["user"]["username"].endswith("pod-garbage-collector")}
     assert all(t_del + 40 <= seconds(r["stageTimestamp"]) <= t_del + 60 + EPS for r in gc)
 
@@ -83,8 +88,9 @@ def test_slow_apiserver_late_renewals_then_timeouts():
         {"at": "60s", "action": "slow-apiserver", "latency": "8s", "node": "node-2", "for": "60s"},
         {"at": "150s", "action": "slow-apiserver", "latency": "15s", "node": "node-2", "for": "120s"}]), until=400)
     late = [r for r in tr.writes("leases", "node-2") if 60 < seconds(r["requestReceivedTimestamp"]) < 120]
-    assert late and all(seconds(r["stageTimestamp"]) - seconds(r["requestReceivedTimestamp"]) == pytest.approx(8, abs=0.01)
-                        for r in late)
+    assert late and all(
+        seconds(r["stageTimestamp"]) - seconds(r["requestReceivedTimestamp"]) == pytest.approx(8, abs=0.01)
+        for r in late)
     assert tr.first_status("node-2", "Unknown", after=60) > 150  # late renewals still count
     failed = [e for e in tr.events if e["type"] == "request-failed" and e["node"] == "node-2"]
     assert failed and "context deadline exceeded" in failed[0]["message"]
@@ -104,7 +110,8 @@ def test_kubelet_restores_pod_ready_after_every_not_ready_episode():
     marks = tr.pod_writes(user=NLC, verb="update", subresource="status")
     restores = [r for r in tr.pod_writes(user="system:node:node-2", subresource="status")
                 if seconds(r["stageTimestamp"]) > 130
-                and next(c for c in r["responseObject"]["status"]["conditions"] if c["type"] == "Ready")["status"] == "True"]
+                and next(c for c in r["responseObject"]["status"]["conditions"]
+                         if c["type"] == "Ready")["status"] == "True"]
     assert {seconds(r["stageTimestamp"]) > 250 for r in marks} == {False, True}  # marked in both episodes
     assert {r["objectRef"]["name"] for r in restores if seconds(r["stageTimestamp"]) > 320} == pods
 
@@ -126,7 +133,8 @@ def test_pressure_rejects_the_replacement_pod_at_admission():
 
 def test_second_instance_termination_is_handled_too():
     tr = Trace.run(scenario("1.33", nodes=4, faults=[{"at": "60s", "action": "delete-node", "node": "node-3"},
-                                                     {"at": "200s", "action": "delete-node", "node": "node-4"}]), until=400)
+                                                     {"at": "200s", "action": "delete-node", "node": "node-4"}]),
+                   until=400)
     for n in ("node-3", "node-4"):
         assert [r for r in tr.writes("nodes", n) if r["verb"] == "delete"]
 
@@ -145,7 +153,8 @@ def test_controller_manager_restart_postpones_eviction():
 
 
 def test_partition_heals_and_lease_returns_quickly():
-    tr = Trace.run(scenario("1.33", faults=[{"at": "60s", "action": "partition", "node": "node-2", "for": "120s"}]), until=300)
+    tr = Trace.run(scenario("1.33", faults=[{"at": "60s", "action": "partition", "node": "node-2", "for": "120s"}]),
+                   until=300)
     assert tr.first_status("node-2", "Unknown") is not None
     back = min(x for x in tr.renewals("node-2") if x > 180)
     assert back <= 180 + 10.4 + 1
@@ -192,7 +201,8 @@ def test_pod_ips_are_addresses_in_the_node_pod_cidr():
         if status.get("podIP"):
             ips[r["objectRef"]["name"]] = (status["podIP"], spec["nodeName"])
     assert ips and len({ip for ip, _n in ips.values()}) == len(ips)
-    cidrs = {r["objectRef"]["name"]: r["responseObject"]["spec"]["podCIDR"] for r in tr.writes("nodes") if r["verb"] == "create"}
+    cidrs = {r["objectRef"]["name"]: r["responseObject"]["spec"]["podCIDR"]
+             for r in tr.writes("nodes") if r["verb"] == "create"}
     for ip, node in ips.values():
         octets = ip.split(".")
         assert len(octets) == 4 and all(o.isdigit() for o in octets)
@@ -201,8 +211,8 @@ def test_pod_ips_are_addresses_in_the_node_pod_cidr():
 
 def test_kubelet_retries_pod_status_until_the_api_answers():
     """2.5: the status manager re-checks every 10 s, so a restore that timed out is sent again."""
-    tr = Trace.run(scenario("1.33", faults=[{"at": "60s", "action": "slow-apiserver", "latency": "15s", "for": "240s"}]),
-                   until=400)
+    tr = Trace.run(scenario("1.33", faults=[{"at": "60s", "action": "slow-apiserver", "latency": "15s",
+                                             "for": "240s"}]), until=400)
     assert tr.pod_writes(user=NLC, verb="update", subresource="status"), "pods were marked NotReady"
     last_ready: dict[str, bool] = {}
     for e in tr.events:

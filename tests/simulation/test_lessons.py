@@ -77,7 +77,8 @@ BAD_LESSONS = [
     (with_step(0, trigger={"at": "1m"}), "steps[1].trigger.at", "must not be before"),
     (with_step(0, actions=[{"action": "stop-kubelet", "node": "node-9"}]), "steps[0].actions[0].node", "unknown node"),
     (with_step(0, actions=[{"action": "explode"}]), "steps[0].actions[0].action", "unknown action"),
-    (with_step(0, actions=[{"action": "partition", "node": "node-1", "for": "soon"}]), "steps[0].actions[0].for", "duration"),
+    (with_step(0, actions=[{"action": "partition", "node": "node-1", "for": "soon"}]), "steps[0].actions[0].for",
+     "duration"),
     (with_step(0, actions=[{"action": "tab", "tab": "graphs"}]), "steps[0].actions[0].tab", "must be one of"),
     (with_step(0, actions=[{"action": "speed", "value": 1000}]), "steps[0].actions[0].value", "between"),
     (with_step(0, actions=[{"action": "focus", "node": "node-7"}]), "steps[0].actions[0].node", "unknown node"),
@@ -100,15 +101,18 @@ BAD_LESSONS = [
     (evidence({"type": "transition", "colour": "red"}), "steps[1].question.evidence.colour", "unknown event field"),
     (evidence({"type": "transition", "kind": "node-redy"}), "steps[1].question.evidence.kind", "unknown value"),
     (evidence({"type": "transition", "kind": "node-ready", "to": True}), "steps[1].question.evidence.to", "quote it"),
-    (evidence({"type": "transition", "kind": "pod-ready", "to": "False"}), "steps[1].question.evidence.to", "true or false"),
+    (evidence({"type": "transition", "kind": "pod-ready", "to": "False"}), "steps[1].question.evidence.to",
+     "true or false"),
     (evidence({"type": "transition", "kind": "endpoint", "to": {"ready": "no"}}), "steps[1].question.evidence.to.ready",
      "true or false"),
     (evidence({"type": "transition", "kind": "endpoint", "to": {"up": True}}), "steps[1].question.evidence.to.up",
      "unknown endpoint condition"),
-    (evidence({"type": "transition", "kind": "zone-state", "to": "Broken"}), "steps[1].question.evidence.to", "unknown value"),
+    (evidence({"type": "transition", "kind": "zone-state", "to": "Broken"}), "steps[1].question.evidence.to",
+     "unknown value"),
     (evidence({"type": "write", "code": "200"}), "steps[1].question.evidence.code", "whole number"),
     (evidence({"type": "write", "resource": "deployments"}), "steps[1].question.evidence.resource", "unknown value"),
-    (evidence({"type": "fault", "kind": "node-ready"}), "steps[1].question.evidence.kind", "unknown event field of fault"),
+    (evidence({"type": "fault", "kind": "node-ready"}), "steps[1].question.evidence.kind",
+     "unknown event field of fault"),
     (evidence({"type": "fault", "action": "explode"}), "steps[1].question.evidence.action", "unknown value"),
     (evidence({"type": "explosion"}), "steps[1].question.evidence.type", "unknown value"),
     (evidence({"component": "kubelet-heart"}), "steps[1].question.evidence.component", "unknown value"),
@@ -193,7 +197,8 @@ def test_matches_event_objects_like_their_dicts():
     sim = Simulation(get_builtin("kubelet-crash"))
     events = sim.run_until(120)
     matchers = [{"type": "write", "resource": "leases", "node": "node-1"}, {"type": "fault", "action": "stop-kubelet"},
-                {"type": "transition", "kind": "node-ready", "to": "Unknown"}, {"type": "decision", "rule": "nlc.mark-unknown"},
+                {"type": "transition", "kind": "node-ready", "to": "Unknown"},
+                {"type": "decision", "rule": "nlc.mark-unknown"},
                 {"type": "transition", "kind": "endpoint", "to": {"ready": False}}, {"component": "kubelet-status"}]
     for m in matchers:
         assert [e.seq for e in events if matches(m, e)] == [e.seq for e in events if matches(m, e.to_dict())]
@@ -218,7 +223,8 @@ def test_steps_start_on_time_and_questions_settle():
 
 def test_fault_actions_are_scheduled_at_the_step_start():
     doc = with_step(1, actions=[{"action": "stop-kubelet", "node": "node-3"}])
-    doc["steps"][2]["trigger"] = {"event": {"type": "transition", "kind": "node-ready", "node": "node-3", "to": "Unknown"}}
+    doc["steps"][2]["trigger"] = {"event": {"type": "transition", "kind": "node-ready", "node": "node-3",
+                                            "to": "Unknown"}}
     tr = run_lesson(load_lesson(doc), until=100)
     assert tr.step("two").commands == ({"action": "stop-kubelet", "node": "node-3"},)
     three = tr.step("three")
@@ -255,7 +261,8 @@ def test_held_questions_wait_for_release():
     assert run.feed(sim.run_until(200), 200) == []  # step three's event came, but the question holds it
     assert run.question("q").evidence is not None  # the evidence is still recorded meanwhile
     started = run.release(200)
-    assert [s.step for s in started] == ["three"] and started[0].t == 200 and started[0].trigger["t"] == pytest.approx(110.22)
+    assert [s.step for s in started] == ["three"] and started[0].t == 200
+    assert started[0].trigger["t"] == pytest.approx(110.22)
     assert run.held  # three asks a question too
     with pytest.raises(RuntimeError):
         run.start(0.0)
@@ -293,7 +300,8 @@ def test_the_lesson_path():
         assert x.questions, x.name
         for step in x.document["steps"]:
             for lang in ("en", "zh"):
-                assert 2 <= len(SENTENCE_END.findall(step["text"][lang])) <= 4, (x.name, step["id"], lang)  # projector-sized
+                # projector-sized
+                assert 2 <= len(SENTENCE_END.findall(step["text"][lang])) <= 4, (x.name, step["id"], lang)
 
 
 @pytest.mark.parametrize("lsn", LESSONS, ids=[x.name for x in LESSONS])
@@ -301,7 +309,8 @@ def test_builtin_lesson_runs_to_its_end(lsn):
     tr = run_lesson(lsn)
     assert not tr.missing_steps, f"{lsn.name}: steps never started: {tr.missing_steps}"
     for start in tr.steps:  # no trigger fires on the cluster's start-up noise (a matcher too loose)
-        assert start.trigger is None or start.trigger["t"] > STARTUP, f"{lsn.name}/{start.step} fired at {start.trigger}"
+        assert start.trigger is None or start.trigger["t"] > STARTUP, (
+            f"{lsn.name}/{start.step} fired at {start.trigger}")
     for q in tr.questions:
         assert q["evidence"] is not None, f"{lsn.name}/{q['id']}: the evidence never happened"
         if q["kind"] == "number":

@@ -47,10 +47,12 @@ BAD_DRILLS = [
     (drill(fault={"at": "40s", "action": "stop-kubelet", "node": "node-8"}), "fault.node", "unknown node"),
     (drill(fault={"at": "40s", "action": "start-pressure", "node": "node-2"}), "fault.resource", "is required"),
     (drill(fault="stop-kubelet"), "fault", "is required"),
-    (drill(choices=[{"id": "stop-runtime", "text": {"en": "r", "zh": "r"}}, {"id": "partition", "text": {"en": "p", "zh": "p"}}]),
+    (drill(choices=[{"id": "stop-runtime", "text": {"en": "r", "zh": "r"}},
+                    {"id": "partition", "text": {"en": "p", "zh": "p"}}]),
      "choices", "must be one of the choice ids"),
     (drill(answer="zero-toleration"), "answer", "must be one of the choice ids"),
-    (drill(choices=[{"id": "stop-kubelet", "text": {"en": "k", "zh": "k"}}] * 2), "choices[1].id", "duplicate choice id"),
+    (drill(choices=[{"id": "stop-kubelet", "text": {"en": "k", "zh": "k"}}] * 2), "choices[1].id",
+     "duplicate choice id"),
     (drill(nodes=["node-1", "node-3"]), "nodes", "must include the fault's node"),
     (drill(nodes=["node-1", "node-2", "node-2"]), "nodes[2]", "duplicate node"),
     (drill(nodes=["node-1", "node-2", "node-9"]), "nodes[2]", "unknown node"),
@@ -111,7 +113,8 @@ def test_the_drill_catalogue():
     assert len(DRILLS) >= 7
     assert [d.position for d in DRILLS] == list(range(1, len(DRILLS) + 1))
     actions = {d.fault["action"] for d in DRILLS}
-    assert {"stop-kubelet", "stop-runtime", "partition", "start-pressure", "fail-lease-writes", "slow-apiserver"} <= actions
+    assert {"stop-kubelet", "stop-runtime", "partition", "start-pressure", "fail-lease-writes",
+            "slow-apiserver"} <= actions
     assert any(d.answer != d.fault["action"] for d in DRILLS)  # a cause that is not the fault itself
     assert get_drill(DRILLS[0].name) is DRILLS[0] and get_drill("nope") is None
     for d in DRILLS:

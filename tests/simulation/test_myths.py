@@ -92,8 +92,9 @@ def document():
              "see": {"scenario": "kubelet-crash", "at": "415s"}},
         ],
         "questions": [
-            {"id": "q", "question": {"en": "Q?", "zh": "问？"}, "usual": {"en": "U", "zh": "常"}, "answer": {"en": "A", "zh": "答"},
-             "sources": ["pkg/kubelet/kubelet_node_status.go"], "see": {"lesson": "two-heartbeats", "step": "report"}},
+            {"id": "q", "question": {"en": "Q?", "zh": "问？"}, "usual": {"en": "U", "zh": "常"},
+             "answer": {"en": "A", "zh": "答"}, "sources": ["pkg/kubelet/kubelet_node_status.go"],
+             "see": {"lesson": "two-heartbeats", "step": "report"}},
         ],
     }
 

@@ -83,7 +83,8 @@ def test_pods_deleted_after_300s_and_replaced_elsewhere(crash):
         assert x + 300 <= seconds(r["stageTimestamp"]) <= x + 300 + EPS
         assert r["responseObject"]["metadata"]["deletionTimestamp"]  # graceful: Terminating, not gone
         dt = next(c for c in r["responseObject"]["status"]["conditions"] if c["type"] == "DisruptionTarget")
-        assert (dt["reason"], dt["message"]) == ("DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")
+        assert (dt["reason"], dt["message"]) == ("DeletionByTaintManager",
+                                                 "Taint manager: deleting due to NoExecute taint")
     marking = tr.k8s_events("TaintManagerEviction")
     assert len(marking) == len(web_on_2)
     assert all(m["message"].startswith("Marking for deletion Pod default/web-") for m in marking)

@@ -23,7 +23,8 @@ def test_runtime_down_kubelet_posts_false_and_pods_are_not_marked(version):
     assert f <= ns <= f + EPS
     (x, _), = tr.taint_times("node-2", NOT_READY, "NoExecute")
     assert f < x <= f + 5.2 + EPS
-    assert not tr.pod_writes(user=NLC, verb="update", subresource="status")  # kubernetes/kubernetes#125618: nobody marks them
+    # kubernetes/kubernetes#125618: nobody marks them
+    assert not tr.pod_writes(user=NLC, verb="update", subresource="status")
     deletes = tr.pod_writes(user=NLC, verb="delete")
     assert deletes and all(x + 300 <= seconds(r["stageTimestamp"]) <= x + 300 + EPS for r in deletes)
     # endpoints of those pods stay ready until the deletion, then ready:false serving:true terminating:true
@@ -68,7 +69,8 @@ def test_memory_pressure_taint_then_relief_after_five_minutes(version):
     evicted = [r for r in tr.pod_writes(user="system:node:node-2", subresource="status")
                if r["responseObject"]["status"].get("reason") == "Evicted"]
     assert evicted and all(r["responseObject"]["status"]["phase"] == "Failed" for r in evicted)
-    reclaimed = [r for r in evicted if r["responseObject"]["status"]["message"].startswith("The node was low on resource: memory")]
+    reclaimed = [r for r in evicted
+                 if r["responseObject"]["status"]["message"].startswith("The node was low on resource: memory")]
     assert len(reclaimed) == 1  # one running pod evicted to reclaim memory
     # its replacements may land on node-2 before the taint and are rejected at admission
     rejected = [r for r in evicted if r not in reclaimed]
@@ -110,7 +112,8 @@ def test_recovery_before_eviction_cancels_countdowns(version):
     """6.6: kubelet back at B: Ready True within 10.4 s, taints removed, deletions cancelled."""
     b = 200.0
     tr = Trace.run(scenario(version, faults=[{"at": "60s", "action": "stop-kubelet", "node": "node-2"},
-                                            {"at": "200s", "action": "start-kubelet", "node": "node-2"}]), until=b + 400)
+                                            {"at": "200s", "action": "start-kubelet", "node": "node-2"}]),
+                   until=b + 400)
     assert min(x for x in tr.renewals("node-2") if x >= b) <= b + 0.1
     back = tr.first_status("node-2", "True", after=b)
     assert b <= back <= b + 10.4 + EPS
@@ -122,7 +125,8 @@ def test_recovery_before_eviction_cancels_countdowns(version):
     web = {p for p in tr.pods_on("node-2") if p.startswith("web-")}
     assert {e["involvedObject"]["name"] for e in cancels} == web
     assert not tr.pod_writes(user=NLC, verb="delete")
-    restored = [r for r in tr.pod_writes(user="system:node:node-2", subresource="status") if seconds(r["stageTimestamp"]) > b]
+    restored = [r for r in tr.pod_writes(user="system:node:node-2", subresource="status")
+                if seconds(r["stageTimestamp"]) > b]
     assert {r["objectRef"]["name"] for r in restored} >= web
 
 
@@ -141,8 +145,9 @@ def test_graceful_shutdown(version):
     assert f < x <= f + 5.2 + EPS
     terminated = [r for r in tr.pod_writes(user="system:node:node-2", subresource="status")
                   if r["responseObject"]["status"].get("reason") == "Terminated"]
-    assert {r["objectRef"]["name"] for r in terminated} == {p for p in tr.pods_on("node-2") if p.startswith(("web-", "agent-"))} - {
-        r["objectRef"]["name"] for r in tr.pod_writes(verb="create") if seconds(r["stageTimestamp"]) > T}
+    workload_pods = {p for p in tr.pods_on("node-2") if p.startswith(("web-", "agent-"))}
+    created_after = {r["objectRef"]["name"] for r in tr.pod_writes(verb="create") if seconds(r["stageTimestamp"]) > T}
+    assert {r["objectRef"]["name"] for r in terminated} == workload_pods - created_after
     for r in terminated:
         status = r["responseObject"]["status"]
         assert status["phase"] == "Failed"
@@ -154,21 +159,23 @@ def test_graceful_shutdown(version):
     assert last <= T + 30
     # The last heartbeat of either kind is the Ready=False post at f. The pass that sees it
     # forgets the remembered Lease, so the next pass refreshes the probe once more
-    # (docs/kubernetes-node-health.md §3.2, its quirk): Unknown comes up to one pass later than after a plain Lease silence.
+    # (docs/kubernetes-node-health.md §3.2, its quirk): Unknown comes up to one pass later than after
+    # a plain Lease silence.
     signal = max(last, f)
     u = tr.first_status("node-2", "Unknown")
     assert signal + grace < u <= signal + grace + 15
     (y, _), = tr.taint_times("node-2", UNREACHABLE, "NoExecute")
     assert u + 5 <= y <= u + 5.2 + EPS and x_end == pytest.approx(y, abs=EPS)
-    assert not tr.pod_writes(user=NLC, verb="update", subresource="status")  # kubernetes/kubernetes#112733 (docs/kubernetes-node-health.md §3.4)
+    # kubernetes/kubernetes#112733 (docs/kubernetes-node-health.md §3.4)
+    assert not tr.pod_writes(user=NLC, verb="update", subresource="status")
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_node_created_without_status(version):
     """6.11: no Ready condition: 60 s startup grace, NodeStatusNeverUpdated, tainted the same pass."""
     c = 30.0
-    tr = Trace.run(scenario(version, faults=[{"at": "30s", "action": "create-node", "name": "node-x", "kubelet": False}]),
-                   until=c + 120)
+    tr = Trace.run(scenario(version, faults=[{"at": "30s", "action": "create-node", "name": "node-x",
+                                             "kubelet": False}]), until=c + 120)
     (created, obj), = tr.node_versions("node-x")[:1]
     assert created == pytest.approx(c, abs=0.01) and "conditions" not in obj["status"]
     u = tr.first_status("node-x", "Unknown")

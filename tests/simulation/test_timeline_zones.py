@@ -13,7 +13,8 @@ def zone_nodes(tr: Trace, names: list[str]) -> dict[str, list[tuple[float, float
 
 
 def zone_states(tr: Trace, zone: str) -> list[tuple[float, str]]:
-    return [(e["t"], e["to"]) for e in tr.events if e["type"] == "transition" and e["kind"] == "zone-state" and e["key"] == zone]
+    return [(e["t"], e["to"]) for e in tr.events
+            if e["type"] == "transition" and e["kind"] == "zone-state" and e["key"] == zone]
 
 
 VERSIONS = ["1.31", "1.33"]

@@ -19,17 +19,21 @@ BAD_FIELDS = [
     ({"colour": "red"}, "colour", "unknown field"),
     ({"cluster": {"nodes": 6000}}, "cluster.nodes", "at most 5000"),
     ({"cluster": {"nodes": 2, "zones": [{"name": "a", "nodes": 1}]}}, "cluster", "not both"),
-    ({"cluster": {"zones": [{"name": "a", "nodes": 1}, {"name": "a", "nodes": 2}]}}, "cluster.zones[1].name", "duplicate"),
+    ({"cluster": {"zones": [{"name": "a", "nodes": 1}, {"name": "a", "nodes": 2}]}}, "cluster.zones[1].name",
+     "duplicate"),
     ({"cluster": {"zones": [{"name": "a", "nodes": "two"}]}}, "cluster.zones[0].nodes", "whole number"),
-    ({"cluster": {"workloads": [{"name": "w", "kind": "StatefulSet"}]}}, "cluster.workloads[0].kind", "Deployment or DaemonSet"),
+    ({"cluster": {"workloads": [{"name": "w", "kind": "StatefulSet"}]}}, "cluster.workloads[0].kind",
+     "Deployment or DaemonSet"),
     ({"cluster": {"workloads": [{"name": "w", "replicas": -2}]}}, "cluster.workloads[0].replicas", ">= 0"),
-    ({"cluster": {"workloads": [{"name": "w", "kind": "DaemonSet", "replicas": 2}]}}, "cluster.workloads[0].replicas", "one pod per node"),
+    ({"cluster": {"workloads": [{"name": "w", "kind": "DaemonSet", "replicas": 2}]}}, "cluster.workloads[0].replicas",
+     "one pod per node"),
     ({"cluster": {"workloads": [{"name": "w", "tolerations": [{"key": "k", "operator": "Maybe"}]}]}},
      "cluster.workloads[0].tolerations[0].operator", "Exists or Equal"),
     ({"cluster": {"workloads": [{"name": "w", "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule",
                                                                 "tolerationSeconds": 5}]}]}},
      "cluster.workloads[0].tolerations[0].tolerationSeconds", "only applies with effect NoExecute"),
-    ({"cluster": {"workloads": [{"name": "w", "nodeSelector": {"zone": 3}}]}}, "cluster.workloads[0].nodeSelector.zone", "strings"),
+    ({"cluster": {"workloads": [{"name": "w", "nodeSelector": {"zone": 3}}]}}, "cluster.workloads[0].nodeSelector.zone",
+     "strings"),
     ({"cluster": {"services": [{"name": "s"}]}}, "cluster.services[0].selector", "is required"),
     ({"kubelet": {"nodeLeaseDurationSeconds": 0}}, "kubelet.nodeLeaseDurationSeconds", ">= 1"),
     ({"kubelet": {"nodeStatusUpdateFrequency": "-5s"}}, "kubelet.nodeStatusUpdateFrequency", "negative"),
@@ -42,12 +46,15 @@ BAD_FIELDS = [
     ({"faults": [{"at": "1m", "action": "explode", "node": "node-1"}]}, "faults[0].action", "unknown action"),
     ({"faults": [{"at": "1m", "action": "stop-kubelet", "node": "node-9"}]}, "faults[0].node", "unknown node"),
     ({"faults": [{"at": "1m", "action": "stop-kubelet"}]}, "faults[0].node", "is required"),
-    ({"faults": [{"at": "1m", "action": "start-pressure", "node": "node-1", "resource": "cpu"}]}, "faults[0].resource", "memory, disk, pid"),
-    ({"faults": [{"at": "1m", "action": "delete-node", "node": "node-1", "for": "1m"}]}, "faults[0].for", "cannot be reversed"),
+    ({"faults": [{"at": "1m", "action": "start-pressure", "node": "node-1", "resource": "cpu"}]}, "faults[0].resource",
+     "memory, disk, pid"),
+    ({"faults": [{"at": "1m", "action": "delete-node", "node": "node-1", "for": "1m"}]}, "faults[0].for",
+     "cannot be reversed"),
     ({"faults": [{"at": "1m", "action": "zone-outage", "zone": "nowhere"}]}, "faults[0].zone", "unknown zone"),
     ({"faults": [{"at": "1m", "action": "slow-apiserver", "latency": "10m"}]}, "faults[0].latency", "at most"),
     ({"faults": [{"at": "2h", "action": "stop-kubelet", "node": "node-1"}]}, "faults[0].at", "at most"),
-    ({"faults": [{"at": "1m", "action": "stop-kubelet", "node": "node-1", "colour": 1}]}, "faults[0].colour", "unknown field"),
+    ({"faults": [{"at": "1m", "action": "stop-kubelet", "node": "node-1", "colour": 1}]}, "faults[0].colour",
+     "unknown field"),
     ({"faults": "often"}, "faults", "must be a list"),
 ]
 
@@ -89,8 +96,10 @@ def test_defaults_fill_in():
     sc = load_scenario({"name": "tiny"})
     assert sc.node_count == 3 and sc.version == "1.33"
     assert sc.document["controllerManager"]["nodeMonitorGracePeriod"] == "50s"
-    assert load_scenario({"name": "old", "kubernetesVersion": "1.31"}).document["controllerManager"]["nodeMonitorGracePeriod"] == "40s"
-    # pkg/kubelet/apis/config/v1beta1/defaults.go: an explicit update frequency without a report frequency makes them equal
+    sc = load_scenario({"name": "old", "kubernetesVersion": "1.31"})
+    assert sc.document["controllerManager"]["nodeMonitorGracePeriod"] == "40s"
+    # pkg/kubelet/apis/config/v1beta1/defaults.go: an explicit update frequency without a report
+    # frequency makes them equal
     sc = load_scenario({"name": "k", "kubelet": {"nodeStatusUpdateFrequency": "20s"}})
     assert sc.document["kubelet"]["nodeStatusReportFrequency"] == "20s"
 
@@ -135,10 +144,12 @@ def test_cli_reports_bad_file(tmp_path, capsys):
 def test_cli_timeline_reads_like_reference_6_1(capsys):
     assert main(["run", "kubelet-crash"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    steps = ["FAULT      stop-kubelet node-2", "node-2     Ready True -> Unknown", "nlc.mark-unknown: Ready=Unknown (last Lease renewTime",
+    steps = ["FAULT      stop-kubelet node-2", "node-2     Ready True -> Unknown",
+             "nlc.mark-unknown: Ready=Unknown (last Lease renewTime",
              "nlc.mark-pods-not-ready: 3 pods Ready=False", "taint +node.kubernetes.io/unreachable:NoSchedule",
              "ready=false serving=false terminating=false", "taint +node.kubernetes.io/unreachable:NoExecute",
-             ": delete at +300s", "DisruptionTarget=True (DeletionByTaintManager)", "Terminating (DELETE)  [taint-eviction-controller]",
+             ": delete at +300s", "DisruptionTarget=True (DeletionByTaintManager)",
+             "Terminating (DELETE)  [taint-eviction-controller]",
              "created  [replicaset-controller]", "scheduled  [kube-scheduler]"]
     at = 0
     for step in steps:

@@ -92,7 +92,8 @@ class Trace:
         return {r["objectRef"]["name"] for r in self.writes("pods")
                 if (r["responseObject"] or {}).get("spec", {}).get("nodeName") == node}
 
-    def pod_writes(self, user: str | None = None, verb: str | None = None, subresource: str | None = None) -> list[dict[str, Any]]:
+    def pod_writes(self, user: str | None = None, verb: str | None = None,
+                   subresource: str | None = None) -> list[dict[str, Any]]:
         return [r for r in self.writes("pods") if (user is None or r["user"]["username"] == user)
                 and (verb is None or r["verb"] == verb)
                 and (subresource is None or r["objectRef"].get("subresource", "") == subresource)]
