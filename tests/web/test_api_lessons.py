@@ -15,7 +15,8 @@ pytestmark = [pytest.mark.django_db]
 def test_lessons_are_listed_in_path_order_without_their_answers(api):
     body = api.get("/api/lessons").json()
     names = [lesson["name"] for lesson in body["lessons"]]
-    assert names == [lesson.name for lesson in sorted(builtin_lessons(), key=lambda item: item.position)] and len(names) >= 10
+    assert names == [lesson.name for lesson in sorted(builtin_lessons(), key=lambda item: item.position)]
+    assert len(names) >= 10
     text = json.dumps(body)
     for field in ('"answer"', '"evidence"', '"measure"', '"explain"', '"match"'):
         assert field not in text, f"{field} shown before the reveal"
@@ -36,7 +37,8 @@ def test_a_lesson_run_starts_with_its_scenario_and_speed(api, dispatched):
     response = post_json(api, "/api/runs", {"lesson": lesson.name})
     assert response.status_code == 201, response.content
     run = Run.objects.get(pk=response.json()["id"])
-    assert (run.lesson, run.scenario_name, run.speed) == (lesson.name, lesson.scenario.name, lesson.document.get("speed", 1.0))
+    assert (run.lesson, run.scenario_name, run.speed) == (lesson.name, lesson.scenario.name,
+                                                          lesson.document.get("speed", 1.0))
     assert response.json()["run"]["lesson"] == lesson.name
 
 

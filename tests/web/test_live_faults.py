@@ -64,23 +64,28 @@ async def finish_and_compare(stack, run: dict, viewers: list[ResilientViewer], *
     status, body = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}")
     reference = await asyncio.to_thread(undisturbed_events, document(), run["run"]["seed"], faults, body["duration"])
     for viewer in viewers:
-        assert set(viewer.resumes) == ({"resumed"} if reconnect else set()), f"{viewer.name}: reconnects {viewer.resumes}"
+        assert set(viewer.resumes) == ({"resumed"} if reconnect else set()), (
+            f"{viewer.name}: reconnects {viewer.resumes}")
         assert [e["seq"] for e in viewer.events] == list(range(1, len(viewer.events) + 1)), f"{viewer.name}: a gap"
         assert events_hash(viewer.events) == events_hash(reference), f"{viewer.name}: not the undisturbed run"
         await viewer.close()
 
 
 async def test_a_redis_restart_loses_no_run_no_viewer_and_no_command(django_db_setup, tmp_path):
-    with own_redis() as server, running_stack(tmp_path, ("worker",), REDIS_URL=server.url, HEARTBEAT_LEASE_TTL="2") as stack:
+    with (own_redis() as server,
+          running_stack(tmp_path, ("worker",), REDIS_URL=server.url, HEARTBEAT_LEASE_TTL="2") as stack):
         run, viewers = await start_run(stack)
         commands = f"{stack.base}/api/runs/{run['id']}/commands"
         await viewers[0].until(lambda e: e["t"] > 30, timeout=30)
-        status, before = await ahttp("POST", commands, {"action": "stop-kubelet", "node": "node-2"}, token=run["control_token"])
+        status, before = await ahttp("POST", commands, {"action": "stop-kubelet", "node": "node-2"},
+                                     token=run["control_token"])
         assert (status, before["status"]) == (202, "applied"), before
         await viewers[0].until(is_fault("stop-kubelet", "node-2"))
 
         await asyncio.to_thread(server.kill)
-        status, headers, during = await asyncio.to_thread(post_for_headers, commands, {"action": "stop-kubelet", "node": "node-3"}, run["control_token"])
+        status, headers, during = await asyncio.to_thread(post_for_headers, commands,
+                                                          {"action": "stop-kubelet", "node": "node-3"},
+                                                          run["control_token"])
         assert (status, during["error"], headers.get("Retry-After")) == (503, "redis-unavailable", "5"), during
         assert "Redis" in during["message"] and "nothing was changed" in during["message"]
         status, ready = await ahttp("GET", f"{stack.base}/readyz")
@@ -90,7 +95,8 @@ async def test_a_redis_restart_loses_no_run_no_viewer_and_no_command(django_db_s
 
         await finish_and_compare(stack, run, viewers)
         status, listed = await ahttp("GET", commands)
-        assert [(c["action"], c["command"].get("node"), c["status"]) for c in listed["commands"]] == [("stop-kubelet", "node-2", "applied")]
+        assert [(c["action"], c["command"].get("node"), c["status"])
+                for c in listed["commands"]] == [("stop-kubelet", "node-2", "applied")]
         assert listed["commands"][0]["at"] == pytest.approx(before["at"])
         status, body = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}")
         assert body["status"] == "finished", body
@@ -118,17 +124,21 @@ async def test_a_restarted_asgi_server_loses_no_viewer(django_db_setup, tmp_path
         await finish_and_compare(stack, run, viewers)
 
 
-@pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="PostgreSQL only: pg_terminate_backend")
+@pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+                    reason="PostgreSQL only: pg_terminate_backend")
 async def test_cut_database_connections_lose_no_run_and_no_command(django_db_setup, tmp_path):
-    with running_stack(tmp_path, ("worker",), DATABASE_URL=f"{database_url()}?application_name={STACK_APPLICATION}") as stack:
+    with running_stack(tmp_path, ("worker",),
+                       DATABASE_URL=f"{database_url()}?application_name={STACK_APPLICATION}") as stack:
         run, viewers = await start_run(stack)
         commands = f"{stack.base}/api/runs/{run['id']}/commands"
         await viewers[0].until(lambda e: e["t"] > 30, timeout=30)
         await asyncio.to_thread(terminate_other_connections)
-        status, body = await ahttp("POST", commands, {"action": "stop-kubelet", "node": "node-2"}, token=run["control_token"])
+        status, body = await ahttp("POST", commands, {"action": "stop-kubelet", "node": "node-2"},
+                                   token=run["control_token"])
         if status == 503:  # the web process met its cut connection first: nothing was kept, retry
             assert body["error"] == "database-unavailable", body
-            status, body = await ahttp("POST", commands, {"action": "stop-kubelet", "node": "node-2"}, token=run["control_token"])
+            status, body = await ahttp("POST", commands, {"action": "stop-kubelet", "node": "node-2"},
+                                       token=run["control_token"])
         assert (status, body["status"]) == (202, "applied"), body
         await asyncio.to_thread(terminate_other_connections)
         await finish_and_compare(stack, run, viewers, reconnect=False)
@@ -142,7 +152,8 @@ STACK_APPLICATION = "heartbeat-stack"  # how the stack's connections name themse
 def terminate_other_connections() -> int:
     """Cut every connection the site's processes hold (the web server's and the worker's)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", [STACK_APPLICATION])
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+                       [STACK_APPLICATION])
         cut = len(cursor.fetchall())
     assert cut > 0, "no connection of the stack to cut"
     return cut

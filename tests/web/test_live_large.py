@@ -25,7 +25,8 @@ pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(trans
 def large_document(nodes: int, name: str) -> dict:
     """``nodes`` nodes in three zones, 10 web pods per node, a Service and a DaemonSet."""
     third = nodes // 3
-    zones = [{"name": "zone-a", "nodes": nodes - 2 * third}, {"name": "zone-b", "nodes": third}, {"name": "zone-c", "nodes": third}]
+    zones = [{"name": "zone-a", "nodes": nodes - 2 * third}, {"name": "zone-b", "nodes": third},
+             {"name": "zone-c", "nodes": third}]
     return {
         "name": name,
         "title": {"en": f"{nodes:,} nodes", "zh": f"{nodes} 个节点"},
@@ -73,7 +74,8 @@ async def test_180_node_builtin_streams_in_messages_of_at_most_1_mib(stack):
     assert viewer.first_message["type"] == "snapshot"
     # the scripted partition of 36 zone-a nodes at t=60 s, then the first taints at t≈105 s
     await viewer.until(is_fault("partition", "node-36"), timeout=60)
-    await viewer.until(lambda e: e["type"] == "transition" and e.get("kind") == "zone-state" and e.get("to") == "PartialDisruption", timeout=60)
+    await viewer.until(lambda e: e["type"] == "transition" and e.get("kind") == "zone-state"
+                       and e.get("to") == "PartialDisruption", timeout=60)
     await viewer.until(is_taint_added("node-25", "node.kubernetes.io/unreachable", "NoExecute"), timeout=30)
 
     # 180 nodes are over HEARTBEAT_NODE_LEVEL_NODES: a late joiner gets every node, no pods
@@ -101,7 +103,8 @@ async def test_object_level_snapshot_over_1_mib_comes_in_parts(stack):
     status, run = await ahttp("POST", f"{stack.base}/api/runs", {"document": document, "speed": 20})
     assert status == 201, run
     first = await Viewer.open(run["ws_url"], "first")
-    await first.until(lambda e: e["t"] > 80, timeout=60)  # the 891 web pods run; the stored snapshot is refreshed each second
+    # the 891 web pods run; the stored snapshot is refreshed each second
+    await first.until(lambda e: e["t"] > 80, timeout=60)
     joiner = await Viewer.open(run["ws_url"], "joiner")
     snapshot = joiner.first_message["snapshot"]
     assert "detail" not in snapshot and len(snapshot["objects"]["pods"]) >= 891 + 99
@@ -115,14 +118,16 @@ async def test_object_level_snapshot_over_1_mib_comes_in_parts(stack):
 async def test_large_run_at_10x_outage_never_exceeds_1_mib_nor_loses_its_driver(stack, nodes):
     small_status, small = await ahttp("POST", f"{stack.base}/api/runs", {"document": small_document(), "speed": 10})
     assert small_status == 201, small
-    status, run = await ahttp("POST", f"{stack.base}/api/runs", {"document": large_document(nodes, f"large-{nodes}"), "speed": 10})
+    status, run = await ahttp("POST", f"{stack.base}/api/runs",
+                              {"document": large_document(nodes, f"large-{nodes}"), "speed": 10})
     assert status == 201, run
     big = await Viewer.open(run["ws_url"], f"{nodes}-node viewer")
     await until_live(big, timeout=240)
 
     # the small run on the same worker has been sending something every second throughout
     little = await Viewer.open(small["ws_url"], "3-node viewer")
-    status, body = await ahttp("POST", f"{stack.base}/api/runs/{run['id']}/commands", {"action": "zone-outage", "zone": "zone-b"}, token=run["control_token"])
+    status, body = await ahttp("POST", f"{stack.base}/api/runs/{run['id']}/commands",
+                               {"action": "zone-outage", "zone": "zone-b"}, token=run["control_token"])
     assert (status, body["status"]) == (202, "applied"), body
     gaps: list[float] = []
 
@@ -137,7 +142,8 @@ async def test_large_run_at_10x_outage_never_exceeds_1_mib_nor_loses_its_driver(
     watcher = asyncio.create_task(watch_small())
     try:
         await follow(big, 30)  # 30 s of the outage at 10x
-        await big.until(lambda e: e["type"] == "transition" and e.get("kind") == "node-ready" and e.get("to") == "Unknown", timeout=60)
+        await big.until(lambda e: e["type"] == "transition" and e.get("kind") == "node-ready"
+                        and e.get("to") == "Unknown", timeout=60)
         await big.until(lambda e: e["t"] >= 300, timeout=480)  # virtual minute 5, at whatever speed the worker keeps
     finally:
         watcher.cancel()
@@ -152,7 +158,8 @@ async def test_large_run_at_10x_outage_never_exceeds_1_mib_nor_loses_its_driver(
 
 async def test_a_worker_killed_during_a_large_run_is_still_taken_over(django_db_setup, tmp_path):
     with running_stack(tmp_path, ("doomed",), HEARTBEAT_LEASE_TTL="2") as stack:
-        status, run = await ahttp("POST", f"{stack.base}/api/runs", {"document": large_document(1000, "large-takeover"), "speed": 10})
+        status, run = await ahttp("POST", f"{stack.base}/api/runs",
+                                  {"document": large_document(1000, "large-takeover"), "speed": 10})
         assert status == 201, run
         viewer = await Viewer.open(run["ws_url"], "viewer")
         await until_live(viewer, timeout=120)

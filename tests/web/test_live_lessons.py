@@ -129,7 +129,8 @@ async def test_a_drill_names_its_fault_to_nobody_before_the_reveal(stack):
     question = await asked(viewer, seen)
     assert question["kind"] == "diagnosis"
     # until well after the fault (45 s) and its symptoms (Unknown at ~95 s)
-    await viewer.until(lambda e: e["type"] == "transition" and e.get("kind") == "node-ready" and e.get("to") == "Unknown", timeout=30)
+    await viewer.until(lambda e: e["type"] == "transition" and e.get("kind") == "node-ready"
+                       and e.get("to") == "Unknown", timeout=30)
     seen.extend(json.dumps(e) for e in viewer.events)
     assert any(e["type"] == "hidden" for e in viewer.events), "the fault's event has its place in the stream"
     for path in (f"/runs/{run['id']}", f"/runs/{run['id']}/events?limit=5000", f"/runs/{run['id']}/audit?limit=5000",
@@ -142,7 +143,8 @@ async def test_a_drill_names_its_fault_to_nobody_before_the_reveal(stack):
     leaks = [text for text in seen if action in text]
     assert not leaks, f"the fault is named before the reveal: {leaks[0][:300]}"
 
-    right = next(c["id"] for c, own in zip(question["choices"], drill.document["choices"], strict=True) if own["id"] == action)
+    right = next(c["id"] for c, own in zip(question["choices"], drill.document["choices"], strict=True)
+                 if own["id"] == action)
     ack = await answer(viewer, "diagnosis", choice=right, node=drill.fault["node"])
     assert ack["type"] == "answer-ack"
     status, body = await command(stack, run, {"action": "reveal"}, run["control_token"])
@@ -151,7 +153,8 @@ async def test_a_drill_names_its_fault_to_nobody_before_the_reveal(stack):
     assert (reveal["correct"], reveal["cause"], reveal["node"]) == (right, action, drill.fault["node"])
     assert reveal["evidence"]["event"]["action"] == action
     status, body = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}/events?limit=5000")
-    assert any(e["type"] == "fault" and e["action"] == action for e in body["events"]), "after the reveal the record is whole"
+    assert any(e["type"] == "fault" and e["action"] == action for e in body["events"]), (
+        "after the reveal the record is whole")
 
 
 async def test_a_drill_still_being_answered_waits_at_its_end_for_the_reveal(stack):
