@@ -46,8 +46,10 @@ db: python-deps
 run: setup
 	$(PY) manage.py runstack --port $(PORT)
 
+# ruff, then mypy on what [tool.mypy] in pyproject.toml lists
 lint: python-deps
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 test: setup lint
 	bash scripts/run-tests.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test suite: everything but the browser tests, the API/persistence tests again on
-# PostgreSQL when one answers, then the browser tests in their own pytest process (Playwright's
+# The test suite (after `make lint`: ruff and mypy): everything but the browser tests, the
+# API/persistence tests again on PostgreSQL when one answers, then the browser tests in their own pytest process (Playwright's
 # sync API keeps an event loop running, which breaks every pytest-asyncio test collected after
 # it), then the front-end's node tests.
 set -uo pipefail
@@ -42,9 +42,10 @@ psycopg.connect("postgresql://postgres@127.0.0.1:5432/test", connect_timeout=2).
 PYEOF
 then
   echo "== pytest -m persistence on PostgreSQL (127.0.0.1:5432)"
-  # (the large-cluster tests measure the simulation and the fan-out, not the database: once is enough)
-  DATABASE_URL=postgres://postgres@127.0.0.1:5432/test run_pytest -p no:playwright tests/web -m "persistence or live" -q --create-db \
-    --deselect tests/web/test_live_large.py
+  # The API and persistence tests, and the live tests of what the database must survive (marked
+  # persistence: a driver whose connections are cut, commands across restarts). The other live tests
+  # exercise Redis, the workers and the servers, which do not change with the database: once is enough.
+  DATABASE_URL=postgres://postgres@127.0.0.1:5432/test run_pytest -p no:playwright tests/web -m persistence -q --create-db
 else
   echo "== PostgreSQL not reachable on 127.0.0.1:5432: persistence tests ran on SQLite only"
 fi
