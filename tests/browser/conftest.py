@@ -78,6 +78,7 @@ def classroom_document(name: str = "browser-classroom") -> dict:
 
 
 def create_run(stack, speed: float = 20, document: dict | None = None) -> dict:
-    status, body = http("POST", f"{stack.base}/api/runs", {"document": document or classroom_document(), "speed": speed})
+    status, body = http("POST", f"{stack.base}/api/runs",
+                        {"document": document or classroom_document(), "speed": speed})
     assert status == 201, body
     return body

@@ -20,12 +20,15 @@ pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 THEMES = ("default", "projector")  # light and dark (js/theme.js)
 SIZES = {"laptop": {"viewport": {"width": 1366, "height": 768}},
-         "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 3}}
+         "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
+                   "device_scale_factor": 3}}
 
 # What axe reports, one line per element, for the violations that matter here.
 AXE_RUN = """async () => {
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-                                             resultTypes: ['violations'] });
+    const result = await axe.run(document, {
+        runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+        resultTypes: ['violations'],
+    });
     return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').flatMap((v) =>
         v.nodes.map((n) => `${v.id} (${v.impact}): ${n.target.join(' ')}: ${n.failureSummary.replace(/\\s+/g, ' ')}`));
 }"""

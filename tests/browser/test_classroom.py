@@ -27,7 +27,8 @@ def open_page(browser, url, offsite, *, viewport=(1920, 1080), locale="en-US"):
     page.on("pageerror", lambda error: errors.append(str(error)))
     # what the console reports as an error: a script error, or a resource the site failed to serve
     console_errors: list[str] = []
-    page.on("console", lambda m: console_errors.append(f"{m.text} ({m.location.get('url')})") if m.type == "error" else None)
+    page.on("console",
+            lambda m: console_errors.append(f"{m.text} ({m.location.get('url')})") if m.type == "error" else None)
     page.goto(url)
     page.errors = errors
     page.console_errors = console_errors
@@ -160,7 +161,8 @@ def test_trainer_stops_kubelet_and_both_pages_follow(browser, stack, artifacts, 
             const rows = window.heartbeat.sequence.model.rows;
             const fault = rows.find(r => r.kind === 'note' && r.label.includes('stop-kubelet'));
             const after = (l) => rows.filter(r => r.label === l && r.t > fault.t + 11).length;
-            return {fault: fault.t, node2: after('PUT leases/node-2'), others: after('PUT leases/node-1') + after('PUT leases/node-3')};
+            return {fault: fault.t, node2: after('PUT leases/node-2'),
+                    others: after('PUT leases/node-1') + after('PUT leases/node-3')};
         }""")
         assert fault_rows["node2"] == 0 and fault_rows["others"] >= 2, fault_rows
 
@@ -173,8 +175,10 @@ def test_trainer_stops_kubelet_and_both_pages_follow(browser, stack, artifacts, 
 
     # 4. Deleted after 300 s of virtual time: Terminating on node-2, replacements elsewhere.
     for name, page in pages.items():
-        expect(page.locator(f'{NODE2} li.pod[data-pod^="default/web-"][data-terminating="true"]').first).to_be_visible(timeout=60_000)
-        healthy_web = page.locator('#cluster article.node:not([data-node="node-2"]) li.pod[data-pod^="default/web-"][data-ready="True"]')
+        terminating = page.locator(f'{NODE2} li.pod[data-pod^="default/web-"][data-terminating="true"]')
+        expect(terminating.first).to_be_visible(timeout=60_000)
+        healthy_web = page.locator('#cluster article.node:not([data-node="node-2"]) '
+                                   'li.pod[data-pod^="default/web-"][data-ready="True"]')
         expect(healthy_web).to_have_count(6, timeout=30_000)
         shot(page, artifacts, f"run-4-replaced-{name}")
 
@@ -187,7 +191,8 @@ def test_trainer_stops_kubelet_and_both_pages_follow(browser, stack, artifacts, 
     control.locator("select[name=kubectl]").select_option("get-lease")
     expect(output).to_contain_text("holderIdentity: node-2")
     control.locator("select[name=kubectl]").select_option("describe-node")
-    expect(output).to_contain_text(re.compile(r"Ready\s+Unknown .* NodeStatusUnknown\s+Kubelet stopped posting node status."))
+    expect(output).to_contain_text(
+        re.compile(r"Ready\s+Unknown .* NodeStatusUnknown\s+Kubelet stopped posting node status."))
     shot(control, artifacts, "run-5-kubectl-describe-control")
 
     # Clicking an arrow explains it; the NLC's Unknown write names its rule and inputs.
@@ -200,7 +205,8 @@ def test_trainer_stops_kubelet_and_both_pages_follow(browser, stack, artifacts, 
         status = viewer.evaluate("""async ([id, token]) => {
             const headers = {'Content-Type': 'application/json'};
             if (token) headers.Authorization = `Bearer ${token}`;
-            const r = await fetch(`/api/runs/${id}/commands`, {method: 'POST', headers, body: JSON.stringify({action: 'start-kubelet', node: 'node-2'})});
+            const body = JSON.stringify({action: 'start-kubelet', node: 'node-2'});
+            const r = await fetch(`/api/runs/${id}/commands`, {method: 'POST', headers, body});
             return r.status;
         }""", [run["id"], token])
         assert status == 403
@@ -302,7 +308,10 @@ COUNT_MOUNTS_JS = """() => {
         for (const r of records) for (const n of r.addedNodes) {
             if (n.nodeType !== Node.ELEMENT_NODE) continue;
             if (n.dataset.node) rows += r.target.classList.contains('vlist') ? 1 : 0;
-            else rows += n.querySelectorAll(n.classList.contains('vlist') ? '[data-node]' : '.vlist [data-node]').length;
+            else {
+                const inside = n.classList.contains('vlist') ? '[data-node]' : '.vlist [data-node]';
+                rows += n.querySelectorAll(inside).length;
+            }
         }
         if (rows) window.mountsPerTask.push(rows);
     }).observe(document.querySelector('#cluster'), { childList: true, subtree: true });
@@ -345,7 +354,8 @@ def test_a_large_cluster_is_drawn_a_few_rows_per_task(browser, stack, artifacts,
     page.locator("#theme-toggle").click()  # paused: the page still draws the rebuilt list
     page.wait_for_function(f"({ROWS_JS})().heights.includes('28px') && !window.heartbeat.cluster.mountPending")
     rows = page.evaluate(ROWS_JS)
-    assert rows["filled"] and "28px" in rows["heights"] and set(rows["heights"]) <= {"28px", "54px"}, rows  # projector's
+    # the projector theme's row heights
+    assert rows["filled"] and "28px" in rows["heights"] and set(rows["heights"]) <= {"28px", "54px"}, rows
     assert max(page.evaluate("window.mountsPerTask"), default=0) <= 12, page.evaluate("window.mountsPerTask")
     shot(page, artifacts, "run-large-projector")
     assert offsite.offsite == []

@@ -36,8 +36,8 @@ ZONES_JS = """() => [...document.querySelectorAll('#cluster .ov-zone')].map((zon
 HARNESS = Path(__file__).with_name("overview_harness.html")
 FIVE_THOUSAND = {"zone-a": 1667, "zone-b": 1667, "zone-c": 1666}
 # What a task ran, to name it when it took too long.
-TASK_KINDS = {"FireAnimationFrame", "FunctionCall", "TimerFire", "EventDispatch", "EvaluateScript", "UpdateLayoutTree", "Layout",
-              "Paint", "Layerize", "MinorGC", "MajorGC"}
+TASK_KINDS = {"FireAnimationFrame", "FunctionCall", "TimerFire", "EventDispatch", "EvaluateScript", "UpdateLayoutTree",
+              "Layout", "Paint", "Layerize", "MinorGC", "MajorGC"}
 # The nodes whose cells had an attribute written.
 OBSERVE_JS = """() => {
     window.changed = new Set();
@@ -62,14 +62,16 @@ def start_run(stack) -> dict:
 
 def pause(stack, run) -> None:
     """A run a test is done with stops using the worker's CPU (the module's other tests measure)."""
-    status, body = http("POST", f"{stack.base}/api/runs/{run['id']}/commands", {"action": "pause"}, token=run["control_token"])
+    status, body = http("POST", f"{stack.base}/api/runs/{run['id']}/commands", {"action": "pause"},
+                        token=run["control_token"])
     assert status == 202, body
 
 
 def main_thread_tasks(trace: bytes) -> list[tuple[float, str]]:
     """CPU time (ms) of every task of the page's main thread in a Chrome trace, with what it ran."""
     events = json.loads(trace)["traceEvents"]
-    main = {(e["pid"], e["tid"]) for e in events if e.get("ph") == "M" and e.get("args", {}).get("name") == "CrRendererMain"}
+    main = {(e["pid"], e["tid"]) for e in events
+            if e.get("ph") == "M" and e.get("args", {}).get("name") == "CrRendererMain"}
     on_main = sorted((e for e in events if e.get("ph") == "X" and (e["pid"], e["tid"]) in main), key=lambda e: e["ts"])
     starts = [e["ts"] for e in on_main]
     tasks = []
@@ -90,7 +92,8 @@ def test_5000_nodes_open_in_short_tasks_and_redraw_only_changed_cells(browser, s
     page takes over 50 ms, a steady cluster writes no cell, and a zone outage writes that zone's
     cells and no other."""
     page = browser.new_page(viewport={"width": 1920, "height": 1080})
-    page.route(f"{stack.base}/overview-harness", lambda route: route.fulfill(body=HARNESS.read_text(), content_type="text/html"))
+    page.route(f"{stack.base}/overview-harness",
+               lambda route: route.fulfill(body=HARNESS.read_text(), content_type="text/html"))
     page.add_init_script(f"({OBSERVE_JS})()")
     page.goto(f"{stack.base}/overview-harness")
     page.wait_for_function("window.harness")
@@ -158,7 +161,8 @@ def test_zone_outage_spreads_across_the_overview(browser, stack, artifacts, offs
 
     # The outage: zone-a PartialDisruption, 36 of its cells NotReady, the other zones untouched.
     for name, page in pages.items():
-        expect(page.locator(f"{ZONE_A} .zone-state")).to_have_attribute("data-state", "PartialDisruption", timeout=OUTAGE_TIMEOUT)
+        expect(page.locator(f"{ZONE_A} .zone-state")).to_have_attribute("data-state", "PartialDisruption",
+                                                                       timeout=OUTAGE_TIMEOUT)
         expect(page.locator(f'{ZONE_A} .ov-cell[data-status^="NotReady"]')).to_have_count(36, timeout=30_000)
         expect(page.locator(f"{ZONE_A} .zone-count")).to_have_text(re.compile(r"24/60"))
         for zone in ("zone-b", "zone-c"):
@@ -170,19 +174,24 @@ def test_zone_outage_spreads_across_the_overview(browser, stack, artifacts, offs
         queue = int(page.locator(f"{ZONE_A} .zone-queue").get_attribute("data-queue"))
         assert 1 <= queue <= 36, queue
         # Only node-1 .. node-36 are down; their unreachable:NoSchedule taint marks every one of them.
-        down = page.locator(f'{ZONE_A} .ov-cell[data-status^="NotReady"]').evaluate_all("cs => cs.map(c => c.dataset.node)")
+        down = page.locator(f'{ZONE_A} .ov-cell[data-status^="NotReady"]').evaluate_all(
+            "cs => cs.map(c => c.dataset.node)")
         assert sorted(down, key=lambda n: int(n.split("-")[1])) == [f"node-{i}" for i in range(1, 37)], down
         expect(page.locator(f'{ZONE_A} .ov-cell[data-status^="NotReady"][data-taint=""]')).to_have_count(0)
         # node-25, tainted NoExecute before the limiter slowed down, has the stronger mark.
-        expect(page.locator('#cluster .ov-cell[data-node="node-25"]')).to_have_attribute("data-taint", "NoExecute", timeout=30_000)
+        expect(page.locator('#cluster .ov-cell[data-node="node-25"]')).to_have_attribute("data-taint", "NoExecute",
+                                                                                         timeout=30_000)
         # Their Leases ran out long ago: a full bar; a healthy node's is renewed on time.
         expect(page.locator('#cluster .ov-cell[data-node="node-3"]')).to_have_attribute("data-age", "3")
-        expect(page.locator('#cluster .ov-cell[data-node="node-100"]')).to_have_attribute("data-age", re.compile("^[01]$"))
+        expect(page.locator('#cluster .ov-cell[data-node="node-100"]')).to_have_attribute("data-age",
+                                                                                          re.compile("^[01]$"))
         # Not by colour alone: the cell's accessible name says it all.
         cell = page.get_by_role("button", name=re.compile(r"^node-25 · NotReady · Ready=Unknown · "))
-        expect(cell).to_have_attribute("title", re.compile(r"node\.kubernetes\.io/unreachable:NoExecute.* · Lease renewed \d+ s ago \(grace \d+ s\)"))
+        expect(cell).to_have_attribute("title", re.compile(r"node\.kubernetes\.io/unreachable:NoExecute.* · "
+                                                           r"Lease renewed \d+ s ago \(grace \d+ s\)"))
         healthy = page.locator('#cluster .ov-cell[data-node="node-61"]')
-        expect(healthy).to_have_attribute("title", re.compile(r"^node-61 · Ready · no taints · Lease renewed \d+ s ago"))
+        expect(healthy).to_have_attribute("title",
+                                          re.compile(r"^node-61 · Ready · no taints · Lease renewed \d+ s ago"))
         # The API traffic panel counts the other kubelets per zone: zone-a's cut-off ones keep failing.
         expect(page.locator(".seq-zones .seq-zone")).to_have_count(3)
         expect(page.locator(".seq-zones .seq-zone").first).to_have_text(
@@ -194,7 +203,8 @@ def test_zone_outage_spreads_across_the_overview(browser, stack, artifacts, offs
         other = (1366, 768) if page.viewport_size["width"] == 1920 else (1920, 1080)
         page.set_viewport_size({"width": other[0], "height": other[1]})
         expect(page.locator(CELLS)).to_have_count(180)
-        page.wait_for_function("() => { const c = document.querySelector('#cluster .ov-cell[data-node]'); return c && c.offsetWidth >= 10; }")
+        page.wait_for_function("() => { const c = document.querySelector('#cluster .ov-cell[data-node]'); "
+                               "return c && c.offsetWidth >= 10; }")
         fit = page.evaluate("""() => {
             const box = document.querySelector('#cluster .ov-zones');
             const cells = [...document.querySelectorAll('#cluster .ov-cell[data-node]')];
@@ -225,7 +235,8 @@ def test_zone_outage_spreads_across_the_overview(browser, stack, artifacts, offs
     focused = control.locator("#cluster .ov-cell.focused")
     expect(focused).to_have_count(1)
     assert focused.get_attribute("data-node") not in ("node-7", "node-8")
-    expect(control.locator("#cluster .ov-focus article.node.card")).to_have_attribute("data-node", focused.get_attribute("data-node"))
+    expect(control.locator("#cluster .ov-focus article.node.card")).to_have_attribute(
+        "data-node", focused.get_attribute("data-node"))
     shots(control, artifacts, "overview-focused-control")
 
     for page in pages.values():
@@ -240,7 +251,8 @@ def test_overview_in_chinese_and_on_the_projector(browser, stack, artifacts, off
     page = open_page(browser, f"{run['viewer_url']}?theme=projector", offsite, locale="zh-CN")
     expect(page.locator(CELLS)).to_have_count(180, timeout=60_000)
     expect(page.locator("html")).to_have_attribute("data-theme", "projector")
-    expect(page.locator(f"{ZONE_A} .zone-state")).to_have_attribute("data-state", "PartialDisruption", timeout=OUTAGE_TIMEOUT)
+    expect(page.locator(f"{ZONE_A} .zone-state")).to_have_attribute("data-state", "PartialDisruption",
+                                                                   timeout=OUTAGE_TIMEOUT)
     expect(page.locator(f'{ZONE_A} .ov-cell[data-status^="NotReady"]')).to_have_count(36, timeout=30_000)
     texts = page.evaluate(COLLECT_JS, "#cluster")  # the overview's texts, cells' labels included
     assert any("污点" in text for text in texts), texts[:20]

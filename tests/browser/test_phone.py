@@ -81,7 +81,8 @@ def test_every_page_fits_the_screen(browser, stack, artifacts, offsite, size):
     # A scenario link opens a private run of it: both pages fit. (Its run is held back a moment,
     # so the scenario's own page is measured before it goes.)
     held = []
-    scenario = open_on(browser, f"{stack.base}/scenarios/kubelet-crash/", offsite, size, routes={"**/api/runs": lambda route: held.append(route)})
+    scenario = open_on(browser, f"{stack.base}/scenarios/kubelet-crash/", offsite, size,
+                       routes={"**/api/runs": lambda route: held.append(route)})
     expect(scenario.locator("#scenario-status")).to_be_visible()
     fits_the_screen(scenario, size)
     shot(scenario, artifacts, f"{name}-scenario")

@@ -22,7 +22,8 @@ TECHNICAL = {
     "evicted", "markpodsnotready", "monitornodehealth", "syncnodestatus", "probetimestamp", "renewtime", "timeadded",
     "lastheartbeattime", "nodestatusunknown", "leasedurationseconds", "shutdowngraceperiod", "memorypressure",
     "diskpressure", "pidpressure", "partialdisruption", "fulldisruption", "processtaintbaseeviction",
-    "defaulttolerationseconds", "toleration", "tolerations", "zone", "tokens", "cordon", "uncordon", "drain", "probe", "unreachable",
+    "defaulttolerationseconds", "toleration", "tolerations", "zone", "tokens", "cordon", "uncordon", "drain", "probe",
+    "unreachable",
 }
 
 TOKEN = re.compile(r"[A-Za-z0-9_.:/+\-]+")
