@@ -32,6 +32,16 @@ def test_create_from_builtin_returns_links_and_token(api, dispatched):
     assert run.seed == builtin_scenarios()[0].seed
 
 
+def test_links_use_the_public_url_behind_a_proxy(api, dispatched, settings):
+    """Behind a TLS proxy the server sees http://internal:8000; HEARTBEAT_PUBLIC_URL is what the class opens."""
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "PUBLIC_URL": "https://class.example.org/"}
+    body = post_json(api, "/api/runs", {"scenario": builtin_scenarios()[0].name}).json()
+    run_id = body["id"]
+    assert body["viewer_url"] == f"https://class.example.org/runs/{run_id}/"
+    assert body["ws_url"] == f"wss://class.example.org/ws/runs/{run_id}/"
+    assert body["control_url"].startswith(f"https://class.example.org/runs/{run_id}/#control=")
+
+
 def test_run_ids_are_short_and_unguessable(new_run):
     ids = {new_run()[1] for _ in range(3)}
     assert len(ids) == 3
