@@ -91,7 +91,8 @@ def frames(nodes: int, seconds: float, fps: float) -> tuple[dict, list[dict]]:
     sim.run_until(20.0)
     snapshot = sim.snapshot()
     clock = {"t": 20.0, "speed": 1, "paused": False}
-    first = {"type": "snapshot", "snapshot": snapshot, "clock": clock, "last_seq": snapshot["last_seq"], "run": {"status": "running"}}
+    first = {"type": "snapshot", "snapshot": snapshot, "clock": clock, "last_seq": snapshot["last_seq"],
+             "run": {"status": "running"}}
     out = []
     t = 20.0
     for _ in range(int(seconds * fps)):
@@ -171,7 +172,8 @@ class SocketReplay:
             const Native = window.WebSocket;
             window.WebSocket = class extends Native {{
                 constructor(url, protocols) {{
-                    super(String(url).replace(/^ws:\\/\\/[^/]+\\/ws\\/runs\\//, "ws://127.0.0.1:{self.port}/ws/runs/"), protocols);
+                    super(String(url).replace(/^ws:\\/\\/[^/]+\\/ws\\/runs\\//, "ws://127.0.0.1:{self.port}/ws/runs/"),
+                          protocols);
                 }}
             }};
         }})();""")
@@ -244,7 +246,8 @@ def frame_times(trace: dict, frames: int, interval: float) -> tuple[list[float],
             i = int((e["ts"] - origin) // step)
             if 0 <= i < frames:
                 per_frame[i] += e["dur"] / 1000
-    marks = sorted((e["ts"], e["name"]) for e in events if e["pid"] == pid and e["name"] in ("bench:gc", "bench:gc-end"))
+    marks = sorted((e["ts"], e["name"]) for e in events
+                   if e["pid"] == pid and e["name"] in ("bench:gc", "bench:gc-end"))
     sampled = set()
     for (begin, _), (end, _) in zip(marks[::2], marks[1::2], strict=True):
         sampled.update(range(int((begin - origin) // step), int((end - origin) // step) + 1))
@@ -310,7 +313,8 @@ def run(args) -> dict:
     replay = (SocketReplay if args.transport == "socket" else PlaywrightReplay)(json.dumps(snapshot))
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                        args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1920, "height": 1080})
             replay.install(page)
             page.add_init_script("""
@@ -320,7 +324,8 @@ def run(args) -> dict:
             """)
             browser.start_tracing(page=page, categories=["toplevel", "blink.user_timing"])
             page.goto(f"{base}/runs/bench/#control=bench-token")
-            page.wait_for_function("window.heartbeat && window.heartbeat.store.list('nodes').length > 0", timeout=60_000)
+            page.wait_for_function("window.heartbeat && window.heartbeat.store.list('nodes').length > 0",
+                                   timeout=60_000)
             page.evaluate(SNAPSHOT_DRAWN)
             page.evaluate("performance.mark('bench:opened')")
             open_tasks = long_tasks_in(json.loads(browser.stop_tracing()), "bench:opened")
@@ -352,7 +357,8 @@ def run(args) -> dict:
                 if i % every == 0 or i == len(messages):
                     sample = retained(cdp, page, i / args.fps, marked=traced)
                     series.append(sample)
-                    print(f"  {sample['t']:4d} s   heap {sample['heap_mb']:5.2f} MB  DOM nodes {sample['dom_nodes']}", flush=True)
+                    print(f"  {sample['t']:4d} s   heap {sample['heap_mb']:5.2f} MB  DOM nodes {sample['dom_nodes']}",
+                          flush=True)
                     if not traced:
                         sampled.add(len(per_frame))  # the next interval holds the collection
                         last = metrics(cdp)["TaskDuration"]
@@ -374,8 +380,8 @@ def run(args) -> dict:
         server.wait(10)
     timed = sorted(ms for i, ms in enumerate(per_frame) if i not in sampled)
     return {
-        "nodes": args.nodes, "seconds": args.seconds, "fps": args.fps, "transport": args.transport, "measure": args.measure,
-        "frames": len(per_frame), "events": events,
+        "nodes": args.nodes, "seconds": args.seconds, "fps": args.fps, "transport": args.transport,
+        "measure": args.measure, "frames": len(per_frame), "events": events,
         "main_thread_ms_median": round(statistics.median(timed), 2),
         "main_thread_ms_p95": round(timed[int(0.95 * (len(timed) - 1))], 2),
         "main_thread_ms_max": round(timed[-1], 2),
@@ -410,7 +416,8 @@ def main() -> None:
         print(f"  {key:24} {value}")
     print("  retained after GC:   t (s)  JS heap (MB)  DOM nodes  elements")
     for sample in series:
-        print(f"  {'':19} {sample['t']:5d}  {sample['heap_mb']:12.2f}  {sample['dom_nodes']:9d}  {sample['elements']:8d}")
+        print(f"  {'':19} {sample['t']:5d}  {sample['heap_mb']:12.2f}  {sample['dom_nodes']:9d}  "
+              f"{sample['elements']:8d}")
 
 
 if __name__ == "__main__":

@@ -40,18 +40,21 @@ ORIGIN = "http://127.0.0.1"
 def document(nodes: int) -> dict:
     """``nodes`` nodes in three zones with 10 pods each (a DaemonSet and 9 web replicas)."""
     third = nodes // 3
-    zones = [{"name": "zone-a", "nodes": nodes - 2 * third}, {"name": "zone-b", "nodes": third}, {"name": "zone-c", "nodes": third}]
+    zones = [{"name": "zone-a", "nodes": nodes - 2 * third}, {"name": "zone-b", "nodes": third},
+             {"name": "zone-c", "nodes": third}]
     zones = [zone for zone in zones if zone["nodes"]]
     return {
         "name": f"recovery-{nodes}",
         "seed": 5,
         "duration": "30m",
-        "cluster": {"zones": zones, "workloads": [{"name": "web", "replicas": 9 * nodes}, {"name": "agent", "kind": "DaemonSet"}]},
+        "cluster": {"zones": zones,
+                    "workloads": [{"name": "web", "replicas": 9 * nodes}, {"name": "agent", "kind": "DaemonSet"}]},
     }
 
 
 def post(url: str, body: dict) -> dict:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())
 
@@ -164,8 +167,10 @@ def main() -> None:
             "HEARTBEAT_MAX_RUNS_PER_CLIENT": "100",
             "LOG_LEVEL": "WARNING",
         }
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env={**os.environ, **env}, check=True)
-        worker = processes.start_worker(env, concurrency=4, name=f"recovery-{nodes}", log_path=workdir / f"worker-{nodes}.log")
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env={**os.environ, **env},
+                       check=True)
+        worker = processes.start_worker(env, concurrency=4, name=f"recovery-{nodes}",
+                                        log_path=workdir / f"worker-{nodes}.log")
         port = free_port()
         server = processes.start_asgi("daphne", port, env, log_path=workdir / f"daphne-{nodes}.log")
         try:

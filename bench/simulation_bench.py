@@ -33,7 +33,8 @@ def document(nodes: int, duration: float) -> dict:
         "cluster": {
             "zones": zones,
             # 10 pods per node: 9 Deployment replicas per node spread over 3 workloads, plus a DaemonSet
-            "workloads": [{"name": f"app-{i}", "replicas": 3 * nodes} for i in range(3)] + [{"name": "agent", "kind": "DaemonSet"}],
+            "workloads": [{"name": f"app-{i}", "replicas": 3 * nodes} for i in range(3)]
+            + [{"name": "agent", "kind": "DaemonSet"}],
             "services": [{"name": "app-0", "selector": {"app": "app-0"}}],
         },
         "faults": [{"at": f"{int(duration / 2)}s", "action": "zone-outage", "zone": "zone-b"}],
@@ -92,7 +93,8 @@ def main() -> None:
     if args.one:
         print(json.dumps(run_one(args.one, duration)))
         return
-    print(f"simulation core: {duration / 60:g} simulated minutes, 3 zones, ~10 pods per node, zone-b outage at half time")
+    print(f"simulation core: {duration / 60:g} simulated minutes, 3 zones, ~10 pods per node, "
+          "zone-b outage at half time")
     print(f"(machine load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           "'x (cpu)' uses the process's own CPU time, steadier on a busy machine)")
     print(f"(this machine's plain-Python speed: reference workload {reference_ms():.0f} ms, best of 5; "
@@ -111,7 +113,8 @@ def main() -> None:
     if len(results) > 1:
         a, b = results[0], results[-1]
         print(f"cost growth: {b['nodes'] / a['nodes']:g}x the nodes -> {b['wall_s'] / a['wall_s']:.1f}x the wall time; "
-              f"" + (f"goal >= 60x real time at 5,000 nodes: {'met' if b['speedup'] >= 60 else 'NOT met'}" if b['nodes'] == 5000 else ""))
+              f"" + (f"goal >= 60x real time at 5,000 nodes: {'met' if b['speedup'] >= 60 else 'NOT met'}"
+                     if b['nodes'] == 5000 else ""))
 
 
 if __name__ == "__main__":
