@@ -171,7 +171,8 @@ async def running_stack(code: Path, server: str, timeout: float) -> AsyncIterato
     served_from = processes.BASE_DIR
     processes.BASE_DIR = code  # the processes run in (and import from) the served checkout
     try:
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=code, env={**os.environ, **env}, check=True, timeout=120)
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=code, env={**os.environ, **env},
+                       check=True, timeout=120)
         worker = processes.start_worker(env, concurrency=4, name="large-bench", log_path=workdir / "worker.log")
         started.append(worker)
         deadline = time.monotonic() + timeout
@@ -197,7 +198,8 @@ async def running_stack(code: Path, server: str, timeout: float) -> AsyncIterato
 
 async def connect(url: str, timeout: float):
     # no keepalive pings (a browser sends none): a server busy sending would fail them
-    return await websockets.connect(url, origin=ORIGIN, max_size=None, open_timeout=timeout, compression=None, ping_interval=None)
+    return await websockets.connect(url, origin=ORIGIN, max_size=None, open_timeout=timeout, compression=None,
+                                    ping_interval=None)
 
 
 class Parts:
@@ -383,8 +385,9 @@ async def fan_out(url: str, viewers: int, seconds: float, server_pid: int, timeo
     with suppress(TimeoutError):
         await asyncio.wait_for(fan.all_joined.wait(), timeout)
     joined = len(fan.joins)
-    result: dict = {"joined": joined, "total": viewers, "join_p50": percentile(fan.joins, 50), "join_max": max(fan.joins, default=0),
-                    "join_server_cpu": server.cpu_percent(None), "join_client_cpu": client.cpu_percent(None)}
+    result: dict = {"joined": joined, "total": viewers, "join_p50": percentile(fan.joins, 50),
+                    "join_max": max(fan.joins, default=0), "join_server_cpu": server.cpu_percent(None),
+                    "join_client_cpu": client.cpu_percent(None)}
     if joined:
         await asyncio.sleep(WARM_UP)
         server.cpu_percent(None)
@@ -392,9 +395,11 @@ async def fan_out(url: str, viewers: int, seconds: float, server_pid: int, timeo
         fan.measuring = True
         await asyncio.sleep(seconds)
         fan.measuring = False
-        result.update(p50=percentile(fan.latencies, 50), p95=percentile(fan.latencies, 95), fps=fan.frames / viewers / seconds, frames=fan.frames,
+        result.update(p50=percentile(fan.latencies, 50), p95=percentile(fan.latencies, 95),
+                      fps=fan.frames / viewers / seconds, frames=fan.frames,
                       server_cpu=server.cpu_percent(None), client_cpu=client.cpu_percent(None))
-    result.update(retries=fan.retries, reconnects=fan.reconnects, errors=sorted(set(fan.errors)), failed=len(fan.errors))
+    result.update(retries=fan.retries, reconnects=fan.reconnects, errors=sorted(set(fan.errors)),
+                  failed=len(fan.errors))
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -433,7 +438,8 @@ async def trace_window(browser, page, seconds: float) -> dict:
 async def create_run(stack: Stack, document: dict, timeout: float) -> dict:
     deadline = time.monotonic() + timeout
     while True:
-        status, run = await asyncio.to_thread(http, "POST", f"{stack.base}/api/runs", {"document": document, "speed": SPEED})
+        status, run = await asyncio.to_thread(http, "POST", f"{stack.base}/api/runs",
+                                              {"document": document, "speed": SPEED})
         if status == 201:
             return run
         if status != 503 or time.monotonic() > deadline:  # 503: the worker is not seen yet
@@ -479,7 +485,8 @@ async def measure_size(stack: Stack, browser, nodes: int, args) -> dict:
             await page.evaluate("performance.mark('bench:replay')")
 
         begin = time.monotonic()
-        status, body = await asyncio.to_thread(http, "POST", f"{stack.base}/api/runs/{run['id']}/commands", OUTAGE, run["control_token"])
+        status, body = await asyncio.to_thread(http, "POST", f"{stack.base}/api/runs/{run['id']}/commands", OUTAGE,
+                                               run["control_token"])
         if status != 202:
             row["notes"].append(f"outage command answered {status} {body}")
         row["outage_at"] = body.get("at")
@@ -493,7 +500,8 @@ async def measure_size(stack: Stack, browser, nodes: int, args) -> dict:
             await context.close()
 
         if nodes >= FANOUT_AT and args.fanout:
-            row["fanout"] = await fan_out(run["ws_url"], args.fanout, args.fanout_seconds, stack.server_pid, FANOUT_JOIN)
+            row["fanout"] = await fan_out(run["ws_url"], args.fanout, args.fanout_seconds, stack.server_pid,
+                                          FANOUT_JOIN)
         row["largest"] = watcher.largest
         row["parted"] = watcher.parts.joined
         if watcher.lost:
@@ -507,8 +515,10 @@ async def measure_size(stack: Stack, browser, nodes: int, args) -> dict:
         row["load"] = load()
         run_lines = [line for line in stack.log("worker").splitlines() if run["id"] in line]
         row["worker"] = {flag: sum(needle in line for line in run_lines) for needle, flag in WORKER_FLAGS.items()}
-        errors = [line for line in stack.log(stack.server_name)[server_log:].splitlines() if "ERROR" in line or "WARNING" in line]
-        row["server_errors"] = sorted({re.sub(r"^[\d-]+ [\d:,]+ ", "", line)[:110] for line in errors if "Not Found" not in line})
+        errors = [line for line in stack.log(stack.server_name)[server_log:].splitlines()
+                  if "ERROR" in line or "WARNING" in line]
+        row["server_errors"] = sorted({re.sub(r"^[\d-]+ [\d:,]+ ", "", line)[:110]
+                                       for line in errors if "Not Found" not in line})
         row["server_error_lines"] = len(errors)
     return row
 
@@ -541,7 +551,8 @@ def cells(row: dict) -> list[str]:
     nodes = f"{row['nodes']:,}"
     if "failed" in row:
         cli = row.get("cli") or {}
-        return [nodes, row["failed"], "-", "-", "-", "-", "-", "-", "-", f"{cli['pace']:.1f}x" if "pace" in cli else "-", row["load"]]
+        return [nodes, row["failed"], "-", "-", "-", "-", "-", "-", "-",
+                f"{cli['pace']:.1f}x" if "pace" in cli else "-", row["load"]]
     join = row.get("join")
     paint = row.get("paint")
     if paint is None:
@@ -560,7 +571,8 @@ def cells(row: dict) -> list[str]:
     elif not fan["frames"]:
         fan_text = f"no frame ({fan['joined']} joined, {fan['reconnects']} rejoins)"
     else:
-        fan_text = f"{fan['p50']:.0f} / {fan['p95']:.0f}" + ("" if fan["joined"] == fan["total"] else f" ({fan['joined']} joined)")
+        fan_text = f"{fan['p50']:.0f} / {fan['p95']:.0f}" + (
+            "" if fan["joined"] == fan["total"] else f" ({fan['joined']} joined)")
     kept = "-" if window["pace"] is None else f"{window['pace']:.1f}x"
     lowered = [s for s in window["speeds"] if s < SPEED]
     if window["limited_from"] or lowered:
@@ -581,8 +593,9 @@ def cells(row: dict) -> list[str]:
     ]
 
 
-HEAD = ["nodes", "live after s", "join MiB / s (ws)", "first paint s", "KiB/s per viewer", "main thread ms/frame median / p95",
-        "long tasks > 50 ms", f"{FANOUT_AT:,}: 100 viewers p50 / p95 ms", "kept live (x real time)", "CLI x real time", "load 1/5/15 min"]
+HEAD = ["nodes", "live after s", "join MiB / s (ws)", "first paint s", "KiB/s per viewer",
+        "main thread ms/frame median / p95", "long tasks > 50 ms", f"{FANOUT_AT:,}: 100 viewers p50 / p95 ms",
+        "kept live (x real time)", "CLI x real time", "load 1/5/15 min"]
 
 
 def notes(row: dict) -> list[str]:
@@ -601,8 +614,9 @@ def notes(row: dict) -> list[str]:
                    + (f", limited_from {window['limited_from']}" if window["limited_from"] else ""))
     fan = row.get("fanout")
     if fan:
-        out.append(f"{n}: fan-out: {fan['joined']} of {fan['total']} viewers had their snapshot within {FANOUT_JOIN:g} s "
-                   f"(join p50 {fan['join_p50']:.1f} s, slowest {fan['join_max']:.1f} s; meanwhile server CPU {fan['join_server_cpu']:.0f} %, "
+        out.append(f"{n}: fan-out: {fan['joined']} of {fan['total']} viewers had their snapshot within "
+                   f"{FANOUT_JOIN:g} s (join p50 {fan['join_p50']:.1f} s, slowest {fan['join_max']:.1f} s; "
+                   f"meanwhile server CPU {fan['join_server_cpu']:.0f} %, "
                    f"client CPU {fan['join_client_cpu']:.0f} %), {fan['retries']} handshake retries, "
                    f"{fan['failed']} connections lost {fan['errors']}, {fan['reconnects']} rejoins")
     if fan and "p50" in fan:
@@ -610,16 +624,18 @@ def notes(row: dict) -> list[str]:
                    f"(100 % = one core), client CPU {fan['client_cpu']:.0f} %")
     flags = {flag: count for flag, count in row.get("worker", {}).items() if count}
     if row.get("server_errors"):
-        out.append(f"{n}: {row['server_error_lines']} error/warning lines in the server's log, e.g. " + "; ".join(row["server_errors"][:4]))
-    out.append(f"{n}: worker log: {', '.join(f'{flag} x{count}' for flag, count in flags.items()) or 'nothing about the run'}; "
-               f"the run was {row.get('status', '?')} when the bench left")
+        out.append(f"{n}: {row['server_error_lines']} error/warning lines in the server's log, e.g. "
+                   + "; ".join(row["server_errors"][:4]))
+    seen = ", ".join(f"{flag} x{count}" for flag, count in flags.items()) or "nothing about the run"
+    out.append(f"{n}: worker log: {seen}; the run was {row.get('status', '?')} when the bench left")
     return out
 
 
 def print_table(title: str, rows: list[dict], reference: float, loads: tuple[str, str]) -> None:
     print(f"\n### large clusters: {title}\n")
-    print(f"speed {SPEED:g}x, zone-b outage; reference workload {reference:.0f} ms (bench/simulation_bench.py, best of 5); "
-          f"{os.cpu_count()} cores, load average (uptime) {loads[0]} at the start, {loads[1]} at the end\n")
+    print(f"speed {SPEED:g}x, zone-b outage; reference workload {reference:.0f} ms "
+          f"(bench/simulation_bench.py, best of 5); {os.cpu_count()} cores, "
+          f"load average (uptime) {loads[0]} at the start, {loads[1]} at the end\n")
     print("| " + " | ".join(HEAD) + " |")
     print("|" + "---|" * len(HEAD))
     for row in rows:
@@ -638,7 +654,8 @@ async def measure(args, code: Path) -> list[dict]:
 
     rows = []
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=CHROMIUM_ARGS)
+        browser = await p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                          args=CHROMIUM_ARGS)
         try:
             for nodes in args.sizes:
                 print(f"{nodes:,} nodes (load {load()})...", flush=True)
@@ -673,12 +690,13 @@ def main() -> None:
     code = args.code.resolve()
     git = ["git", "-C", str(code)]
     commit = subprocess.run([*git, "log", "-1", "--format=%h"], capture_output=True, text=True).stdout.strip()
-    changed = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    changed = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                             text=True).stdout.strip()
     label = args.label or f"code at {commit}" + (" with uncommitted changes" if changed else "")
     reference = reference_ms()
     start_load = load()
-    print(f"large clusters bench: {label} ({code}), {args.server}; load average {start_load}; reference workload {reference:.0f} ms",
-          flush=True)
+    print(f"large clusters bench: {label} ({code}), {args.server}; load average {start_load}; "
+          f"reference workload {reference:.0f} ms", flush=True)
     rows = asyncio.run(measure(args, code))
     for row in rows:  # with the stack stopped, so the CLI has the machine to itself
         if row["nodes"] >= TRACED_FROM:
