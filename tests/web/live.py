@@ -78,6 +78,12 @@ class LiveStack:
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait()
 
+    def terminate_worker(self, name: str, timeout: float = 60.0) -> int:
+        """SIGTERM, as a service manager stops a worker (Celery's warm shutdown); its exit code."""
+        worker = self.workers.pop(name)
+        os.kill(worker.pid, signal.SIGTERM)
+        return worker.wait(timeout)
+
     def stop(self) -> None:
         for worker in self.workers.values():
             processes.stop(worker, timeout=10)

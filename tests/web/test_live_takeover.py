@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from heartbeat_site.live import runstore
 from simulation import Simulation, load_scenario
 
 from .conftest import small_document
@@ -67,3 +68,27 @@ async def test_sigkilled_worker_is_replaced_and_stream_is_identical(stack):
     assert len(viewer.events) == len(reference)
     assert events_hash(viewer.events) == events_hash(reference)
     await viewer.close()
+
+
+async def test_a_worker_stopped_with_sigterm_hands_its_run_over_at_once(django_db_setup, tmp_path):
+    """A worker that is told to stop (a deploy, a scale-down) releases its runs' leases as it goes:
+    with leases of 30 s, the run's lease is free the moment the worker has exited, and the other
+    worker goes on with the same stream."""
+    with running_stack(tmp_path, HEARTBEAT_LEASE_TTL="30") as stack:
+        await asyncio.to_thread(stack.start_worker, "leaving")
+        document = {**small_document(), "duration": "4m"}
+        status, run = await ahttp("POST", f"{stack.base}/api/runs", {"document": document, "speed": 20})
+        assert status == 201, run
+        viewer = await Viewer.open(run["ws_url"], "viewer")
+        await viewer.until(lambda e: e["t"] > 20)
+        await asyncio.to_thread(stack.start_worker, "heir")
+        assert runstore.lease_holder(run["id"]) is not None
+        assert await asyncio.to_thread(stack.terminate_worker, "leaving") == 0
+        assert runstore.lease_holder(run["id"]) is None  # released, not left to lapse in 30 s
+        ended = await viewer.until_status(timeout=90)
+        assert ended["status"] == "finished"
+        status, body = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}")
+        reference = await asyncio.to_thread(undisturbed_events, document, run["run"]["seed"], [], body["duration"])
+        assert [e["seq"] for e in viewer.events] == list(range(1, len(viewer.events) + 1))
+        assert events_hash(viewer.events) == events_hash(reference)
+        await viewer.close()
