@@ -62,5 +62,6 @@ bench: setup
 	$(PY) bench/fanout_bench.py
 	$(PY) bench/simulation_bench.py
 	$(PY) bench/browser_bench.py
+	$(PY) bench/phone_bench.py
 	$(PY) bench/large_bench.py
 	$(PY) bench/recovery_bench.py
