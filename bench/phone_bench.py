@@ -37,7 +37,8 @@ GOAL_FIRST_PAINT_MS = 2000
 RUN_DRAWN = """() => new Promise((resolve) => {
     const check = () => {
         const page = window.heartbeat;
-        if (page && page.store.count('nodes') > 0 && page.frames.passes > 0 && page.frames.last > (page.snapshotAt ?? 0)) {
+        if (page && page.store.count('nodes') > 0 && page.frames.passes > 0
+                && page.frames.last > (page.snapshotAt ?? 0)) {
             requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now())));
         } else setTimeout(check, 20);
     };
@@ -58,7 +59,8 @@ def run(args) -> dict:
     replay = SocketReplay(json.dumps(snapshot))
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"),
+                                        args=CHROMIUM_ARGS)
             context = browser.new_context(**PHONE)
             page = context.new_page()
             replay.install(page)
@@ -70,7 +72,8 @@ def run(args) -> dict:
             cdp = context.new_cdp_session(page)
             cdp.send("Emulation.setCPUThrottlingRate", {"rate": args.cpu_slowdown})
             page.goto(f"{base}/runs/bench/")  # a viewer's page, as a class joins from a QR code
-            page.wait_for_function("window.heartbeat && window.heartbeat.store.list('nodes').length > 0", timeout=120_000)
+            page.wait_for_function("window.heartbeat && window.heartbeat.store.list('nodes').length > 0",
+                                   timeout=120_000)
             first_paint = page.evaluate(RUN_DRAWN)  # ms since the navigation began
             fcp = page.evaluate("performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null")
             layout = page.evaluate("""() => ({
