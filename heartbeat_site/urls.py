@@ -8,6 +8,7 @@ from heartbeat_site.live.api import errors
 
 urlpatterns = [
     path("api/", include("heartbeat_site.live.api.urls")),
+    path("k8s/", include("heartbeat_site.k8sapi.urls")),
     path("healthz", health.healthz),
     path("readyz", health.readyz),
 ]

@@ -15,6 +15,7 @@ import logging
 import time
 import uuid
 import weakref
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qs
 
@@ -219,8 +220,8 @@ class RunConsumer(AsyncWebsocketConsumer):
         if kept is None:
             await self._send_snapshot()
             return
-        for _first, last, text in kept:
-            await self.send(text_data=text)
+        for first, last, text in kept:
+            await self.send(text_data=_shared_frame_text(self.run_id, first, last, text))
             self.delivered = last
 
     async def _send_from_log(self, after: int, upto: int | None) -> None:
@@ -414,6 +415,23 @@ def _snapshot_text(head: str, stored: str) -> str:
             del texts[stale]
         entry = texts[head] = (now, stored, f"{head[:-1]},{stored[1:]}")
     return entry[2]
+
+
+# Kept frames as this process last sent them, one str object per frame: a class joining at once
+# catches up on the same frames, and a frame of a large cluster's busy second (megabytes) is then
+# split into parts once for all of them (frames.parts_of) instead of once per viewer.
+KEPT_TEXTS = 256
+_kept_texts: OrderedDict[tuple[str, int, int], str] = OrderedDict()
+
+
+def _shared_frame_text(run_id: str, first: int, last: int, text: str) -> str:
+    key = (run_id, first, last)
+    shared = _kept_texts.get(key)
+    if shared is None:
+        shared = _kept_texts[key] = text
+        while len(_kept_texts) > KEPT_TEXTS:
+            _kept_texts.popitem(last=False)
+    return shared
 
 
 _META_CACHE: dict[str, dict] = {}

@@ -1,0 +1,136 @@
+"""Get and list: the objects of one resource, selected and paged as the API server does it."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import uuid
+from dataclasses import dataclass
+
+from django.http import HttpRequest
+
+from heartbeat_site.k8sapi import selectors, tables
+from heartbeat_site.k8sapi.cluster import RunObjects
+from heartbeat_site.k8sapi.resources import Resource
+from heartbeat_site.k8sapi.status import K8sError, not_found
+
+MAX_LIMIT = 10_000
+
+
+def wants_table(request: HttpRequest) -> bool:
+    """kubectl's printers ask for ``application/json;as=Table;v=v1;g=meta.k8s.io`` first."""
+    return "as=Table" in request.headers.get("Accept", "")
+
+
+def namespace_object(name: str, objs: RunObjects) -> dict:
+    created = objs.zero.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": name, "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{objs.run_id}/{name}")),
+                     "resourceVersion": "1", "creationTimestamp": created,
+                     "labels": {"kubernetes.io/metadata.name": name}},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
+
+
+def all_objects(objs: RunObjects, resource: Resource, namespace: str) -> list[dict]:
+    """The resource's objects (in ``namespace`` when given), in the API server's order (by key)."""
+    if resource.name == "namespaces":
+        return [namespace_object(name, objs) for name in objs.namespaces()]
+    store = objs.objects[resource.store]
+    keys = sorted(key for key in store if not namespace or key[0] == namespace)
+    return [store[key] for key in keys]
+
+
+def one_object(objs: RunObjects, resource: Resource, namespace: str, name: str) -> dict:
+    if resource.name == "namespaces":
+        if name in objs.namespaces():
+            return namespace_object(name, objs)
+        raise not_found(resource, name)
+    found = objs.objects[resource.store].get((namespace if resource.namespaced else "", name))
+    if found is None:
+        raise not_found(resource, name)
+    return found
+
+
+@dataclass
+class Selection:
+    """What a list or watch request selects: a namespace, field and label selectors."""
+
+    resource: Resource
+    namespace: str
+    fields: selectors.Predicate | None = None
+    labels: selectors.Predicate | None = None
+
+    @classmethod
+    def of(cls, request: HttpRequest, resource: Resource, namespace: str) -> Selection:
+        fields = request.GET.get("fieldSelector", "")
+        labels = request.GET.get("labelSelector", "")
+        return cls(resource, namespace,
+                   selectors.field_selector(fields, resource.name) if fields else None,
+                   selectors.label_selector(labels) if labels else None)
+
+    def matches(self, obj: dict) -> bool:
+        if self.namespace and ((obj.get("metadata") or {}).get("namespace") or "") != self.namespace:
+            return False
+        if self.fields is not None and not self.fields(obj):
+            return False
+        return self.labels is None or self.labels(obj)
+
+
+def list_body(request: HttpRequest, objs: RunObjects, selection: Selection) -> dict:
+    """A ``<Kind>List`` or a ``Table``, one page of ``limit`` items after ``continue``."""
+    resource = selection.resource
+    items = [obj for obj in all_objects(objs, resource, selection.namespace) if selection.matches(obj)]
+    meta: dict = {"resourceVersion": str(objs.rv)}
+    after = _continue_key(request.GET.get("continue", ""))
+    if after is not None:
+        items = [obj for obj in items if _sort_key(obj) > after]
+    limit = _limit(request.GET.get("limit", ""))
+    if limit and len(items) > limit:
+        meta["continue"] = _continue_token(_sort_key(items[limit - 1]))
+        meta["remainingItemCount"] = len(items) - limit
+        items = items[:limit]
+    if wants_table(request):
+        return tables.table(resource.name, items, objs.now, meta)
+    return {"kind": f"{resource.kind}List", "apiVersion": resource.api_version, "metadata": meta, "items": items}
+
+
+def get_body(request: HttpRequest, objs: RunObjects, resource: Resource, namespace: str, name: str) -> dict:
+    obj = one_object(objs, resource, namespace, name)
+    if wants_table(request):
+        return tables.table(resource.name, [obj], objs.now, {"resourceVersion": str(objs.rv)})
+    return obj
+
+
+def _sort_key(obj: dict) -> list[str]:
+    meta = obj.get("metadata") or {}
+    return [meta.get("namespace") or "", meta.get("name") or ""]
+
+
+def _limit(text: str) -> int:
+    if not text:
+        return 0
+    try:
+        value = int(text)
+    except ValueError:
+        raise K8sError(400, f"limit: not a whole number: {text!r}") from None
+    return max(0, min(value, MAX_LIMIT))
+
+
+def _continue_token(key: list[str]) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"after": key}).encode()).decode()
+
+
+def _continue_key(token: str) -> list[str] | None:
+    if not token:
+        return None
+    try:
+        after = json.loads(base64.urlsafe_b64decode(token.encode()))["after"]
+    except (ValueError, KeyError, TypeError, binascii.Error):
+        raise K8sError(400, "continue key is not valid") from None
+    if not (isinstance(after, list) and len(after) == 2 and all(isinstance(part, str) for part in after)):
+        raise K8sError(400, "continue key is not valid")
+    return after

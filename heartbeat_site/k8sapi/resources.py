@@ -1,0 +1,91 @@
+"""The resources the per-run API serves, and the discovery documents that describe them.
+
+kubectl 1.32 first asks for aggregated discovery (``apidiscovery.k8s.io/v2``); answered with the
+legacy documents (``APIVersions``, ``APIGroupList``, ``APIResourceList``) as plain JSON, it falls
+back to them, as against any server without aggregated discovery (client-go
+``discovery/aggregated_discovery.go``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+READ_VERBS = ("get", "list", "watch")
+
+
+@dataclass(frozen=True)
+class Resource:
+    name: str  # plural, as in the URL
+    group: str  # "" for core
+    version: str
+    kind: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = READ_VERBS
+    store: str = ""  # the simulation's resource name, when it holds these objects
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> str:
+        """``leases.coordination.k8s.io``, as Status messages name a resource."""
+        return f"{self.name}.{self.group}" if self.group else self.name
+
+
+RESOURCES = (
+    Resource("namespaces", "", "v1", "Namespace", False, ("ns",)),
+    Resource("nodes", "", "v1", "Node", False, ("no",), (*READ_VERBS, "patch", "delete"), "nodes"),
+    Resource("pods", "", "v1", "Pod", True, ("po",), store="pods"),
+    Resource("services", "", "v1", "Service", True, ("svc",), store="services"),
+    Resource("events", "", "v1", "Event", True, ("ev",), store="events"),
+    Resource("leases", "coordination.k8s.io", "v1", "Lease", True, store="leases"),
+    Resource("endpointslices", "discovery.k8s.io", "v1", "EndpointSlice", True, store="endpointslices"),
+)
+BY_PATH = {(r.group, r.version, r.name): r for r in RESOURCES}
+GROUPS = tuple(dict.fromkeys(r.group for r in RESOURCES if r.group))
+
+
+def find(group: str, version: str, name: str) -> Resource | None:
+    return BY_PATH.get((group, version, name))
+
+
+def api_versions() -> dict:
+    """``GET /api``."""
+    return {"kind": "APIVersions", "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]}
+
+
+def group_document(group: str) -> dict:
+    version = {"groupVersion": f"{group}/v1", "version": "v1"}
+    return {"name": group, "versions": [version], "preferredVersion": version}
+
+
+def api_group_list() -> dict:
+    """``GET /apis``."""
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [group_document(g) for g in GROUPS]}
+
+
+def api_group(group: str) -> dict | None:
+    """``GET /apis/<group>``."""
+    if group not in GROUPS:
+        return None
+    return {"kind": "APIGroup", "apiVersion": "v1", **group_document(group)}
+
+
+def resource_list(group: str, version: str) -> dict | None:
+    """``GET /api/v1`` or ``GET /apis/<group>/<version>``."""
+    found = [r for r in RESOURCES if r.group == group and r.version == version]
+    if not found:
+        return None
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": found[0].api_version,
+        "resources": [
+            {"name": r.name, "singularName": r.kind.lower(), "namespaced": r.namespaced, "kind": r.kind,
+             "verbs": list(r.verbs), **({"shortNames": list(r.short_names)} if r.short_names else {})}
+            for r in found
+        ],
+    }

@@ -1,0 +1,299 @@
+"""``Table`` (meta.k8s.io/v1) responses: the columns and cells a real API server gives kubectl.
+
+Each printer follows its function in ``pkg/printers/internalversion/printers.go`` (Kubernetes
+1.32), which the API server runs with ``Wide: true``; kubectl shows the columns of priority 0 and,
+with ``-o wide``, the others. Ages are measured against the run's virtual clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from simulation import clock
+
+NAME = {"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace."}
+AGE = {"name": "Age", "type": "string", "format": "",
+       "description": "CreationTimestamp is a timestamp representing the server time when this object was created."}
+
+
+def column(name: str, description: str, *, priority: int = 0, type_: str = "string") -> dict:
+    return {"name": name, "type": type_, "format": "", "description": description, "priority": priority}
+
+
+def human_duration(seconds: float) -> str:
+    """``k8s.io/apimachinery/pkg/util/duration.HumanDuration``: ``simulation/clock.py``'s up to two
+    days, with the real function's tolerance of a second in the future and its longer forms."""
+    whole = int(seconds)
+    if whole < -1:
+        return "<invalid>"
+    hours = max(whole, 0) // 3600
+    if hours < 48:
+        return clock.human_duration(max(whole, 0))
+    if hours < 24 * 8:
+        return f"{hours // 24}d" if hours % 24 == 0 else f"{hours // 24}d{hours % 24}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        years, days = hours // 24 // 365, (hours // 24) % 365
+        return f"{years}y" if days == 0 else f"{years}y{days}d"
+    return f"{hours // 24 // 365}y"
+
+
+def since(timestamp: str | None, now: datetime) -> str:
+    """``translateTimestampSince``: the age of ``timestamp`` at ``now``, or ``<unknown>``."""
+    if not timestamp:
+        return "<unknown>"
+    then = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    return human_duration((now - then).total_seconds())
+
+
+def _age(obj: dict, now: datetime) -> str:
+    return since((obj.get("metadata") or {}).get("creationTimestamp"), now)
+
+
+def _name(obj: dict) -> str:
+    return (obj.get("metadata") or {}).get("name") or ""
+
+
+# -- nodes ----------------------------------------------------------------------------------------
+
+NODE_COLUMNS = [
+    NAME,
+    column("Status", "The status of the node"),
+    column("Roles", "The roles of the node"),
+    AGE,
+    column("Version", "Kubelet Version reported by the node."),
+    column("Internal-IP", "List of addresses reachable to the node.", priority=1),
+    column("External-IP", "List of addresses reachable to the node.", priority=1),
+    column("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
+           priority=1),
+    column("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+           priority=1),
+    column("Container-Runtime", "ContainerRuntime Version reported by the node through runtime remote API "
+           "(e.g. containerd://1.4.2).", priority=1),
+]
+
+
+def node_status(node: dict) -> str:
+    ready = next((c for c in (node.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), None)
+    status = ["Unknown" if ready is None else "Ready" if ready.get("status") == "True" else "NotReady"]
+    if (node.get("spec") or {}).get("unschedulable"):
+        status.append("SchedulingDisabled")
+    return ",".join(status)
+
+
+def node_roles(node: dict) -> list[str]:
+    """``findNodeRoles``: ``node-role.kubernetes.io/<role>`` labels and ``kubernetes.io/role``."""
+    roles = set()
+    for key, value in ((node.get("metadata") or {}).get("labels") or {}).items():
+        if key.startswith("node-role.kubernetes.io/") and key != "node-role.kubernetes.io/":
+            roles.add(key.removeprefix("node-role.kubernetes.io/"))
+        elif key == "kubernetes.io/role" and value:
+            roles.add(value)
+    return sorted(roles)
+
+
+def _address(node: dict, kind: str) -> str:
+    found = [a["address"] for a in (node.get("status") or {}).get("addresses") or () if a.get("type") == kind]
+    return found[0] if found else "<none>"
+
+
+def node_cells(node: dict, now: datetime) -> list:
+    info = (node.get("status") or {}).get("nodeInfo") or {}
+    return [_name(node), node_status(node), ",".join(node_roles(node)) or "<none>", _age(node, now),
+            info.get("kubeletVersion") or "", _address(node, "InternalIP"), _address(node, "ExternalIP"),
+            info.get("osImage") or "<unknown>", info.get("kernelVersion") or "<unknown>",
+            info.get("containerRuntimeVersion") or "<unknown>"]
+
+
+# -- pods -----------------------------------------------------------------------------------------
+
+POD_COLUMNS = [
+    NAME,
+    column("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+    column("Status", "The aggregate status of the containers in this pod."),
+    column("Restarts", "The number of times the containers in this pod have been restarted and when the last "
+           "container in this pod has restarted."),
+    AGE,
+    column("IP", "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet "
+           "allocated.", priority=1),
+    column("Node", "NodeName indicates in which node this pod is scheduled.", priority=1),
+    column("Nominated Node", "nominatedNodeName is set when this pod preempts other pods on the node.", priority=1),
+    column("Readiness Gates", "If specified, all readiness gates will be evaluated for pod readiness.", priority=1),
+]
+TERMINAL_PHASES = ("Succeeded", "Failed")
+NODE_UNREACHABLE_POD_REASON = "NodeLost"  # pkg/util/node: NodeUnreachablePodReason
+
+
+def pod_cells(pod: dict, now: datetime) -> list:
+    """``printPod`` (no init containers in the simulation)."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    phase = status.get("phase") or ""
+    reason = status.get("reason") or phase
+    for condition in status.get("conditions") or ():
+        if condition.get("type") == "PodScheduled" and condition.get("reason") == "SchedulingGated":
+            reason = "SchedulingGated"
+    restarts = ready = 0
+    last_restart = ""
+    has_running = False
+    for container in reversed(status.get("containerStatuses") or []):
+        restarts += int(container.get("restartCount") or 0)
+        finished = ((container.get("lastState") or {}).get("terminated") or {}).get("finishedAt") or ""
+        last_restart = max(last_restart, finished)
+        state = container.get("state") or {}
+        waiting, terminated = state.get("waiting"), state.get("terminated")
+        if waiting is not None and waiting.get("reason"):
+            reason = waiting["reason"]
+        elif terminated is not None and terminated.get("reason"):
+            reason = terminated["reason"]
+        elif terminated is not None:
+            signal = terminated.get("signal")
+            reason = f"Signal:{signal}" if signal else f"ExitCode:{terminated.get('exitCode') or 0}"
+        elif container.get("ready") and state.get("running") is not None:
+            has_running = True
+            ready += 1
+    if reason == "Completed" and has_running:
+        ready_condition = any(c.get("type") == "Ready" and c.get("status") == "True"
+                              for c in status.get("conditions") or ())
+        reason = "Running" if ready_condition else "NotReady"
+    deleting = (pod.get("metadata") or {}).get("deletionTimestamp") is not None
+    if deleting and status.get("reason") == NODE_UNREACHABLE_POD_REASON:
+        reason = "Unknown"
+    elif deleting and phase not in TERMINAL_PHASES:
+        reason = "Terminating"
+    restarts_text = str(restarts)
+    if restarts and last_restart:
+        restarts_text = f"{restarts} ({since(last_restart, now)} ago)"
+    ips = status.get("podIPs") or []
+    gates = spec.get("readinessGates") or []
+    gates_text = "<none>"
+    if gates:
+        true = {c.get("type") for c in status.get("conditions") or () if c.get("status") == "True"}
+        gates_text = f"{sum(1 for g in gates if g.get('conditionType') in true)}/{len(gates)}"
+    return [_name(pod), f"{ready}/{len(spec.get('containers') or ())}", reason, restarts_text, _age(pod, now),
+            (ips[0].get("ip") if ips else "") or "<none>", spec.get("nodeName") or "<none>",
+            status.get("nominatedNodeName") or "<none>", gates_text]
+
+
+def pod_conditions(pod: dict) -> list[dict] | None:
+    """Rows of finished pods say so (``podSuccessConditions``, ``podFailedConditions``)."""
+    phase = (pod.get("status") or {}).get("phase")
+    if phase == "Succeeded":
+        return [{"type": "Completed", "status": "True", "reason": "Succeeded", "message": "The pod has completed "
+                 "successfully."}]
+    if phase == "Failed":
+        return [{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}]
+    return None
+
+
+# -- the others -----------------------------------------------------------------------------------
+
+NAMESPACE_COLUMNS = [NAME, column("Status", "The status of the namespace"), AGE]
+LEASE_COLUMNS = [NAME, column("Holder", "The holder of the lease"), AGE]
+SERVICE_COLUMNS = [
+    NAME,
+    column("Type", "type determines how the Service is exposed."),
+    column("Cluster-IP", "clusterIP is the IP address of the service."),
+    column("External-IP", "externalIPs is a list of IP addresses for which nodes in the cluster will also accept "
+           "traffic for this service."),
+    column("Port(s)", "The list of ports that are exposed by this service."),
+    AGE,
+    column("Selector", "Route service traffic to pods with label keys and values matching this selector.",
+           priority=1),
+]
+ENDPOINTSLICE_COLUMNS = [
+    NAME,
+    column("AddressType", "The IP protocol for this slice"),
+    column("Ports", "The ports for this slice"),
+    column("Endpoints", "A list of unique endpoints in this slice"),
+    AGE,
+]
+EVENT_COLUMNS = [
+    column("Last Seen", "The time at which the most recent occurrence of this event was recorded."),
+    column("Type", "Type of this event (Normal, Warning), new types could be added in the future"),
+    column("Reason", "This should be a short, machine understandable string that gives the reason for the "
+           "transition into the object's current status."),
+    column("Object", "The object that this event is about."),
+    column("Subobject", "The field of the object that this event is about.", priority=1),
+    column("Source", "The component reporting this event.", priority=1),
+    column("Message", "A human-readable description of the status of this operation."),
+    column("First Seen", "The time at which the event was first recorded.", priority=1),
+    column("Count", "The number of times this event has occurred.", priority=1),
+    {**NAME, "priority": 1},
+]
+
+
+def namespace_cells(namespace: dict, now: datetime) -> list:
+    return [_name(namespace), (namespace.get("status") or {}).get("phase") or "", _age(namespace, now)]
+
+
+def lease_cells(lease: dict, now: datetime) -> list:
+    return [_name(lease), (lease.get("spec") or {}).get("holderIdentity") or "", _age(lease, now)]
+
+
+def _list_with_more(items: list[str], count: int, limit: int = 3) -> str:
+    text = ",".join(items[:limit])
+    if count > limit:
+        return f"{text} + {count - limit} more..."
+    return text or "<unset>"
+
+
+def endpointslice_cells(slice_: dict, now: datetime) -> list:
+    ports = [str(p["port"]) if p.get("port") is not None else p.get("name") or "*" for p in slice_.get("ports") or ()]
+    addresses = [a for e in slice_.get("endpoints") or () for a in e.get("addresses") or ()]
+    return [_name(slice_), slice_.get("addressType") or "", _list_with_more(ports, len(ports)),
+            _list_with_more(addresses, len(addresses)), _age(slice_, now)]
+
+
+def service_cells(service: dict, now: datetime) -> list:
+    spec = service.get("spec") or {}
+    ports = ",".join(f"{p['port']}/{p.get('protocol') or 'TCP'}" for p in spec.get("ports") or ()) or "<none>"
+    selector = ",".join(f"{k}={v}" for k, v in sorted((spec.get("selector") or {}).items())) or "<none>"
+    return [_name(service), spec.get("type") or "ClusterIP", spec.get("clusterIP") or "<none>",
+            ",".join(spec.get("externalIPs") or ()) or "<none>", ports, _age(service, now), selector]
+
+
+def event_cells(event: dict, now: datetime) -> list:
+    """``printEvent``."""
+    first = since(event.get("firstTimestamp") or event.get("eventTime"), now)
+    last = since(event["lastTimestamp"], now) if event.get("lastTimestamp") else first
+    count = event.get("count") or 1
+    involved = event.get("involvedObject") or {}
+    kind = (involved.get("kind") or "").lower()
+    target = f"{kind}/{involved['name']}" if involved.get("name") else kind
+    source = event.get("source") or {}
+    component = source.get("component") or event.get("reportingComponent") or ""
+    instance = source.get("host") or event.get("reportingInstance") or ""
+    return [last, event.get("type") or "", event.get("reason") or "", target, involved.get("fieldPath") or "",
+            f"{component}, {instance}" if instance else component, (event.get("message") or "").strip(), first,
+            count, _name(event)]
+
+
+PRINTERS: dict[str, tuple[list[dict], Callable[[dict, datetime], list]]] = {
+    "nodes": (NODE_COLUMNS, node_cells),
+    "pods": (POD_COLUMNS, pod_cells),
+    "namespaces": (NAMESPACE_COLUMNS, namespace_cells),
+    "leases": (LEASE_COLUMNS, lease_cells),
+    "services": (SERVICE_COLUMNS, service_cells),
+    "endpointslices": (ENDPOINTSLICE_COLUMNS, endpointslice_cells),
+    "events": (EVENT_COLUMNS, event_cells),
+}
+
+
+def row(resource: str, obj: dict, now: datetime) -> dict:
+    """One row, with the object's metadata (``includeObject=Metadata``, the default)."""
+    out: dict = {"cells": PRINTERS[resource][1](obj, now),
+                 "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                            "metadata": obj.get("metadata") or {}}}
+    if resource == "pods":
+        conditions = pod_conditions(obj)
+        if conditions:
+            out["conditions"] = conditions
+    return out
+
+
+def table(resource: str, objects: list[dict], now: datetime, meta: dict, *, headers: bool = True) -> dict:
+    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
+            "columnDefinitions": PRINTERS[resource][0] if headers else [],
+            "rows": [row(resource, obj, now) for obj in objects]}

@@ -1,0 +1,65 @@
+"""Running the real kubectl against a run's API (``/k8s/runs/<id>``) in the live tests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .live import ahttp
+
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+
+
+@dataclass
+class Kubectl:
+    """kubectl with a home of its own (no user kubeconfig, a fresh discovery cache)."""
+
+    server: str
+    home: Path
+
+    def command(self, *args: str, token: str | None = None) -> list[str]:
+        auth = [f"--token={token}"] if token else []
+        return [KUBECTL, f"--server={self.server}", f"--cache-dir={self.home / 'cache'}", *auth, *args]
+
+    def env(self) -> dict[str, str]:
+        return {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home), "KUBECONFIG": str(self.home / "none")}
+
+    def run(self, *args: str, token: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+        done = subprocess.run(self.command(*args, token=token), capture_output=True, text=True, timeout=30,
+                              env=self.env())
+        if check:
+            assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.returncode}\n{done.stderr}"
+        return done
+
+    async def arun(self, *args: str, token: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+        return await asyncio.to_thread(self.run, *args, token=token, check=check)
+
+    async def out(self, *args: str, token: str | None = None) -> str:
+        return (await self.arun(*args, token=token)).stdout
+
+    async def start(self, *args: str) -> asyncio.subprocess.Process:
+        """A long-running kubectl (``get -w``), its output read line by line."""
+        return await asyncio.create_subprocess_exec(*self.command(*args), stdout=asyncio.subprocess.PIPE,
+                                                    stderr=asyncio.subprocess.PIPE, env=self.env())
+
+
+async def new_run(base: str, document: dict, speed: float) -> dict:
+    status, run = await ahttp("POST", f"{base}/api/runs", {"document": document, "speed": speed})
+    assert status == 201, run
+    return run
+
+
+async def command(base: str, run: dict, action: str, **fields: str) -> dict:
+    """A command with the run's control token, applied by its driver."""
+    url = f"{base}/api/runs/{run['id']}/commands"
+    status, body = await ahttp("POST", url, {"action": action, **fields}, token=run["control_token"])
+    assert (status, body.get("status")) == (202, "applied"), body
+    return body
+
+
+def lines(text: str) -> list[str]:
+    return text.rstrip("\n").split("\n")
