@@ -25,7 +25,7 @@ def stack(django_db_setup, tmp_path_factory):
         yield live
 
 
-async def broken_run(stack, tmp_path) -> tuple[dict, Kubectl, float]:
+async def broken_run(stack, tmp_path) -> tuple[dict, Kubectl]:
     """A 3-node run whose node-2 kubelet was stopped, paused once node-2 went Unknown."""
     run = await new_run(stack.base, {**small_document(), "duration": "10m"}, speed=50)
     viewer = await Viewer.open(run["ws_url"], "viewer")
@@ -36,8 +36,18 @@ async def broken_run(stack, tmp_path) -> tuple[dict, Kubectl, float]:
     while not (await viewer.next_of_type("clock"))["clock"]["paused"]:
         pass
     await viewer.close()
-    published = float(runstore.read_state(run["id"])["t"])  # the virtual time of the last published events
-    return run, Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path), published
+    return run, Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
+
+
+async def at_published_time(run: dict, kubectl: Kubectl, *args: str) -> tuple[str, float]:
+    """kubectl's output and the run's virtual time it read (that of the last published events: a paused
+    driver may still publish what it had simulated before the pause, so read until it stays put)."""
+    for _ in range(10):
+        before = runstore.read_state(run["id"])["t"]
+        out = await kubectl.out(*args)
+        if runstore.read_state(run["id"])["t"] == before:
+            return out, float(before)
+    raise AssertionError("the run's published time kept moving after the pause")
 
 
 def age(created: str, t: float) -> str:
@@ -46,13 +56,13 @@ def age(created: str, t: float) -> str:
 
 
 async def test_get_nodes_tables_and_objects(stack, tmp_path):
-    run, kubectl, t = await broken_run(stack, tmp_path)
+    run, kubectl = await broken_run(stack, tmp_path)
+    out, t = await at_published_time(run, kubectl, "get", "nodes")
     nodes = json.loads(await kubectl.out("get", "nodes", "-o", "json"))["items"]
     assert [n["metadata"]["name"] for n in nodes] == ["node-1", "node-2", "node-3"]
     version = nodes[0]["status"]["nodeInfo"]["kubeletVersion"]
     ages = [age(n["metadata"]["creationTimestamp"], t) for n in nodes]
 
-    out = await kubectl.out("get", "nodes")
     width = max(len(a) for a in ages)
     expected = ["NAME     STATUS     ROLES    " + "AGE".ljust(width + 3) + "VERSION"]
     for name, status, node_age in zip(("node-1", "node-2", "node-3"), ("Ready", "NotReady", "Ready"), ages,
@@ -60,11 +70,12 @@ async def test_get_nodes_tables_and_objects(stack, tmp_path):
         expected.append(f"{name}   {status.ljust(8)}   <none>   {node_age.ljust(width + 3)}{version}")
     assert lines(out) == expected
 
-    wide = lines(await kubectl.out("get", "nodes", "-o", "wide"))
+    wide_out, t = await at_published_time(run, kubectl, "get", "nodes", "-o", "wide")
+    wide = lines(wide_out)
     assert wide[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP", "EXTERNAL-IP", "OS-IMAGE",
                                "KERNEL-VERSION", "CONTAINER-RUNTIME"]
     address = nodes[1]["status"]["addresses"][0]["address"]
-    assert wide[2].split() == ["node-2", "NotReady", "<none>", ages[1], version, address, "<none>", "<unknown>",
+    assert wide[2].split() == ["node-2", "NotReady", "<none>", age(nodes[1]["metadata"]["creationTimestamp"], t), version, address, "<none>", "<unknown>",
                                "<unknown>", "containerd://1.7.24"]
 
     lease = yaml.safe_load(await kubectl.out("get", "lease", "-n", "kube-node-lease", "node-2", "-o", "yaml"))
@@ -83,7 +94,7 @@ async def test_get_nodes_tables_and_objects(stack, tmp_path):
 
 
 async def test_pods_events_and_endpointslices(stack, tmp_path):
-    run, kubectl, t = await broken_run(stack, tmp_path)
+    run, kubectl = await broken_run(stack, tmp_path)
     pods = json.loads(await kubectl.out("get", "pods", "-A", "-o", "json"))["items"]
     on_node_2 = [p for p in pods if p["spec"].get("nodeName") == "node-2"]
     assert on_node_2
