@@ -58,7 +58,7 @@ def normalise_fault(body: dict[str, Any], known_nodes: set[str] | None, zones: s
     action = body.get("action")
     if action is None:
         raise FaultError([("action", f"is required (one of: {', '.join(FAULT_ACTIONS)})")])
-    if action not in ACTIONS:
+    if not isinstance(action, str) or action not in ACTIONS:  # a list or a mapping cannot be looked up
         raise FaultError([("action", f"unknown action {action!r} (known: {', '.join(FAULT_ACTIONS)})")])
     required, optional, reverse = ACTIONS[action]
     out: dict[str, Any] = {"action": action}
