@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 
 from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
+from simulation.schema import scenario_schema
 
 _ERROR = {"$ref": "#/components/responses/Error"}
 _RUN_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}, "description": "run id"}
@@ -33,10 +34,20 @@ def _ok(description: str, schema: dict, status: str = "200") -> dict:
     return {status: {"description": description, "content": _json(schema)}}
 
 
-_SCENARIO_DOC = {
+# The scenario document's JSON Schema (simulation/schema.py), its parts among the components; the same schema,
+# standalone, is GET /api/scenarios/schema.json.
+_SCENARIO, _SCENARIO_PARTS = scenario_schema("#/components/schemas/Scenario")
+_SCENARIO_DOC = {"$ref": "#/components/schemas/Scenario"}
+_SAVED = {
     "type": "object",
-    "description": "scenario document (docs/architecture.md §3)",
-    "additionalProperties": True,
+    "properties": {
+        "id": {"type": "string", "description": "derived from the normalised document: the same document, the same id"},
+        "url": {"type": "string", "description": "the scenario's page, /s/<id>: always this very document"},
+        "name": {"type": "string"},
+        "title": {"type": "object"},
+        "document": _SCENARIO_DOC,
+    },
+    "required": ["id", "url", "name", "document"],
 }
 _CLOCK = {
     "type": "object",
@@ -141,8 +152,8 @@ DOCUMENT: dict = {
                     ),
                 },
                 "responses": {
-                    **_ok("saved", {"type": "object"}, "201"),
-                    **_ok("replaced", {"type": "object"}),
+                    **_ok("saved", _SAVED, "201"),
+                    **_ok("the name's document replaced (its id and link are new; earlier links stay)", _SAVED),
                     "400": _ERROR,
                     "409": _ERROR,
                     "413": _ERROR,
@@ -152,12 +163,33 @@ DOCUMENT: dict = {
         "/api/scenarios/validate": {
             "post": {
                 "summary": "Validate a scenario document without saving it",
-                "requestBody": {"required": True, "content": _json(_SCENARIO_DOC)},
+                "requestBody": {
+                    "required": True,
+                    "content": _json(
+                        {
+                            "anyOf": [
+                                _SCENARIO_DOC,
+                                {
+                                    "type": "object",
+                                    "properties": {"document": _SCENARIO_DOC},
+                                    "required": ["document"],
+                                    "additionalProperties": False,
+                                },
+                            ]
+                        }
+                    ),
+                },
                 "responses": {
                     **_ok("valid; the normalised document", {"type": "object"}),
                     "400": _ERROR,
                     "413": _ERROR,
                 },
+            }
+        },
+        "/api/scenarios/schema.json": {
+            "get": {
+                "summary": "The JSON Schema of the scenario document (docs/architecture.md §3)",
+                "responses": _ok("JSON Schema, draft 2020-12", {"type": "object"}),
             }
         },
         "/api/scenarios/{name}": {
@@ -351,6 +383,8 @@ DOCUMENT: dict = {
             }
         },
         "schemas": {
+            "Scenario": _SCENARIO,
+            **_SCENARIO_PARTS,
             "Clock": _CLOCK,
             "Event": _EVENT,
             "Run": _RUN,

@@ -10,6 +10,9 @@ from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Scenario
 from heartbeat_site.live.saved_scenarios import find_document, save_scenario, scenario_summary
 from simulation import ScenarioError, get_builtin, load_scenario
+from simulation.schema import scenario_json_schema
+
+SCHEMA = scenario_json_schema()
 
 
 def parse_document(document: object, *, field: str = "document"):
@@ -71,6 +74,11 @@ def get_scenario(request: HttpRequest, name: str) -> JsonResponse:
     if document is None:
         raise ApiError(404, "unknown-scenario", f"no scenario named {name!r}; GET /api/scenarios lists them")
     return JsonResponse(document)
+
+
+def schema(request: HttpRequest) -> JsonResponse:
+    """The scenario document's JSON Schema, for editors, forms and API tools."""
+    return JsonResponse(SCHEMA)
 
 
 def validate(request: HttpRequest) -> JsonResponse:

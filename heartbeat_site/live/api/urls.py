@@ -11,6 +11,7 @@ urlpatterns = [
     re_path(r"^openapi\.json$", methods(GET=openapi.openapi), name="api-openapi"),
     re_path(r"^scenarios/?$", methods(GET=scenarios.list_scenarios, POST=scenarios.save), name="api-scenarios"),
     re_path(r"^scenarios/validate/?$", methods(POST=scenarios.validate), name="api-scenario-validate"),
+    re_path(r"^scenarios/schema\.json$", methods(GET=scenarios.schema), name="api-scenario-schema"),
     re_path(r"^scenarios/(?P<name>[^/]{1,100})/?$", methods(GET=scenarios.get_scenario), name="api-scenario"),
     re_path(r"^lessons/?$", methods(GET=lessons.list_lessons), name="api-lessons"),
     re_path(r"^drills/?$", methods(GET=lessons.list_drills), name="api-drills"),
