@@ -38,6 +38,19 @@ class Scenario(models.Model):
         return self.name
 
 
+class SharedScenario(models.Model):
+    """A saved scenario's exact document under an id derived from it (``saved_scenarios.content_id``): the link
+    ``/s/<id>`` always opens this very document, whatever is saved later under the same name."""
+
+    id = models.CharField(primary_key=True, max_length=16, editable=False)
+    name = models.SlugField(max_length=100, help_text="the document's name when it was saved")
+    document = models.JSONField(help_text="the normalised scenario document")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.name})"
+
+
 class RunStatus(models.TextChoices):
     PENDING = "pending"  # created, no driver has picked it up yet
     RUNNING = "running"  # a driver owns it (paused or not: see Run.paused)

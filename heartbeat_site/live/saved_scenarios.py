@@ -3,8 +3,14 @@
 
 from __future__ import annotations
 
-from heartbeat_site.live.models import Scenario
+import base64
+import hashlib
+import json
+
+from heartbeat_site.live.models import Scenario, SharedScenario
 from simulation import builtin_scenarios, get_builtin
+
+CONTENT_ID_LENGTH = 10  # base32 characters: 50 bits of the digest, short enough to read out in class
 
 
 def scenario_summary(scenario) -> dict:
@@ -44,3 +50,17 @@ def find_document(name: str) -> dict | None:
         return row.document
     builtin = get_builtin(name)
     return builtin.document if builtin is not None else None
+
+
+def content_id(document: dict) -> str:
+    """The id of a normalised document: the same document (whatever its key order) always gets the same id."""
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return base64.b32encode(hashlib.sha256(canonical).digest()).decode("ascii")[:CONTENT_ID_LENGTH].lower()
+
+
+def share_scenario(scenario) -> SharedScenario:
+    """The scenario's link row, kept as first saved: a link never changes meaning."""
+    row, _ = SharedScenario.objects.get_or_create(
+        id=content_id(scenario.document), defaults={"name": scenario.name, "document": scenario.document}
+    )
+    return row

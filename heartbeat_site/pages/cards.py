@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from heartbeat_site.live.saved_scenarios import find_document
 from heartbeat_site.pages.faults import fault_actions
-from simulation import builtin_scenarios, get_builtin
+from simulation import builtin_scenarios, load_scenario
 from simulation.lessons import builtin_drills, builtin_lessons
 
 
@@ -58,7 +59,9 @@ def scenario_cards(language: str) -> list[ScenarioCard]:
 
 
 def find_scenario(name: str):
-    return get_builtin(name)
+    """A built-in or a saved scenario by name (what ``/scenarios/<name>/`` runs)."""
+    document = find_document(name)
+    return load_scenario(document) if document is not None else None
 
 
 @dataclass(frozen=True)

@@ -9,5 +9,7 @@ urlpatterns = [
     path("myths/", views.myths, name="myths"),
     path("runs/<str:run_id>/", views.run_page, name="run"),
     path("scenarios/<slug:name>/", views.scenario_link, name="scenario-link"),
+    path("s/<slug:scenario_id>", views.shared_scenario, name="shared-scenario"),
+    path("s/<slug:scenario_id>/", views.shared_scenario),
     path("lang/<str:code>/", views.switch_language, name="switch-language"),
 ]

@@ -9,10 +9,13 @@ from django.templatetags.static import static
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import get_language
 
-from heartbeat_site.pages.cards import drill_cards, find_scenario, lesson_cards, localized, scenario_cards
+from heartbeat_site.live.models import SharedScenario
+from heartbeat_site.pages.cards import card_for, drill_cards, find_scenario, lesson_cards, localized, scenario_cards
 from heartbeat_site.pages.faults import fault_actions
 from heartbeat_site.pages.myths import myth_cards
 from heartbeat_site.pages.strings import TEXTS, action_names, ui_strings
+from simulation import load_scenario
+from simulation.scenario import dump_document
 
 
 def _language() -> str:
@@ -63,6 +66,29 @@ def scenario_link(request: HttpRequest, name: str) -> HttpResponse:
             "title": localized(scenario.title, language),
             "watch": localized(scenario.watch, language),
             "page_config": {"strings": ui_strings(), "lang": language, "scenario": scenario.name},
+        },
+    )
+
+
+def shared_scenario(request: HttpRequest, scenario_id: str) -> HttpResponse:
+    """A saved scenario's link (``/s/<id>``): its page, whose buttons start a run of exactly its document."""
+    shared = SharedScenario.objects.filter(pk=scenario_id.lower()).first()
+    if shared is None:
+        raise Http404("no such scenario")
+    scenario = load_scenario(shared.document)
+    language = _language()
+    return render(
+        request,
+        "pages/scenario.html",
+        {
+            "scenario": scenario,
+            "card": card_for(scenario, language),
+            "shared_id": shared.id,
+            "yaml": dump_document(shared.document),
+            "action_names": action_names(),
+            "title": localized(scenario.title, language),
+            "watch": localized(scenario.watch, language),
+            "page_config": {"strings": ui_strings(), "lang": language, "document": shared.document},
         },
     )
 

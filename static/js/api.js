@@ -27,6 +27,31 @@ async function request(method, url, { body, token } = {}) {
 export const createRun = (source, speed) => request("POST", "/api/runs", { body: speed ? { ...source, speed } : source });
 export const getScenario = (name) => request("GET", `/api/scenarios/${encodeURIComponent(name)}`);
 
+const SAVED_KEY = "heartbeat-saved-scenarios";
+
+/** The scenarios this browser saved, newest first: `[{id, url, name, title, savedAt}]`. */
+export function savedScenarios() {
+  try {
+    const list = JSON.parse(localStorage.getItem(SAVED_KEY) ?? "[]");
+    return Array.isArray(list) ? list.filter((item) => item && typeof item.id === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Saves a scenario document (`POST /api/scenarios`); the answer's link is remembered for the home page. */
+export async function saveScenario(document) {
+  const saved = await request("POST", "/api/scenarios", { body: { document } });
+  const entry = { id: saved.id, url: saved.url, name: saved.name, title: saved.title, savedAt: Date.now() };
+  const others = savedScenarios().filter((item) => item.id !== saved.id);
+  try {
+    localStorage.setItem(SAVED_KEY, JSON.stringify([entry, ...others].slice(0, 100)));
+  } catch {
+    // storage full or refused: the link still works, home just does not list it
+  }
+  return saved;
+}
+
 /** Scenario durations: 900, "90s", "15m", "1h" (docs/architecture.md §3 accepts all four). */
 export function parseDuration(value) {
   if (typeof value === "number") return value;

@@ -1,7 +1,7 @@
 // Home page and scenario links: start a run of a lesson, a drill or a scenario through the REST
 // API, then go to its page with the control token in the URL fragment (never in a query string,
 // so it is in no server log).
-import { controlLink, createRun, viewerLink } from "./api.js";
+import { controlLink, createRun, savedScenarios, viewerLink } from "./api.js";
 import { makeTranslator, readJson } from "./i18n.js";
 
 const config = readJson("page-config") ?? { strings: {} };
@@ -44,8 +44,10 @@ async function start(source, mode, button) {
   }
 }
 
-/** What a start button's run is of: its data-lesson, data-drill or data-scenario. */
+/** What a start button's run is of: its data-lesson, data-drill or data-scenario, or a saved scenario's
+ *  link page (data-shared): exactly the document the page shows. */
 function sourceOf(data) {
+  if (data.shared) return { document: config.document };
   for (const kind of ["lesson", "drill", "scenario"]) if (data[kind]) return { [kind]: data[kind] };
   return null;
 }
@@ -63,6 +65,31 @@ document.getElementById("copy-viewer-link")?.addEventListener("click", async () 
     document.execCommand("copy");
   }
 });
+
+/** Home: the scenarios this browser saved, as their links (`/s/<id>`, which never change meaning). */
+function listSaved() {
+  const section = document.getElementById("my-scenarios");
+  const saved = savedScenarios();
+  if (!section || !saved.length) return;
+  const lang = config.lang?.startsWith("zh") ? "zh" : "en";
+  const items = saved.map((item) => {
+    const li = document.createElement("li");
+    li.className = "my-scenario";
+    const link = document.createElement("a");
+    link.href = `/s/${encodeURIComponent(item.id)}`;
+    link.textContent = item.title?.[lang] || item.title?.en || item.name;
+    link.dataset.source = "scenario";
+    const id = document.createElement("code");
+    id.translate = false;
+    id.textContent = ` ${item.name} · ${item.id}`;
+    li.append(link, id);
+    return li;
+  });
+  section.querySelector(".my-scenario-list").replaceChildren(...items);
+  section.hidden = false;
+}
+
+listSaved();
 
 // A scenario link starts its private run as soon as it is opened.
 const pending = document.getElementById("scenario-status");

@@ -15,6 +15,11 @@ def base_url(request: HttpRequest) -> str:
     return configured or f"{request.scheme}://{request.get_host()}"
 
 
+def scenario_url(request: HttpRequest, scenario_id: str) -> str:
+    """A saved scenario's page: ``/s/<id>`` opens the document the id was derived from."""
+    return f"{base_url(request)}/s/{scenario_id}"
+
+
 def viewer_url(request: HttpRequest, run_id: str) -> str:
     return f"{base_url(request)}/runs/{run_id}/"
 

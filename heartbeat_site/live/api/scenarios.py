@@ -5,10 +5,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 
+from heartbeat_site.live.api import links
 from heartbeat_site.live.api.bodies import json_object, reject_unknown_keys
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Scenario
-from heartbeat_site.live.saved_scenarios import find_document, save_scenario, scenario_summary
+from heartbeat_site.live.saved_scenarios import find_document, save_scenario, scenario_summary, share_scenario
 from simulation import ScenarioError, get_builtin, load_scenario
 from simulation.schema import scenario_json_schema
 
@@ -62,9 +63,16 @@ def save(request: HttpRequest) -> JsonResponse:
     if get_builtin(scenario.name) is not None or (existing is not None and existing.builtin):
         raise ApiError(409, "name-taken", f"name: {scenario.name!r} is a built-in scenario; choose another name")
     row = save_scenario(scenario, builtin=False)
+    shared = share_scenario(scenario)
     status = 200 if existing else 201
     return JsonResponse(
-        {"name": row.name, "title": row.title, "document": row.document, "url": f"/api/scenarios/{row.name}"},
+        {
+            "id": shared.id,
+            "url": links.scenario_url(request, shared.id),
+            "name": row.name,
+            "title": row.title,
+            "document": row.document,
+        },
         status=status,
     )
 
