@@ -75,8 +75,8 @@ async def test_get_nodes_tables_and_objects(stack, tmp_path):
     assert wide[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP", "EXTERNAL-IP", "OS-IMAGE",
                                "KERNEL-VERSION", "CONTAINER-RUNTIME"]
     address = nodes[1]["status"]["addresses"][0]["address"]
-    assert wide[2].split() == ["node-2", "NotReady", "<none>", age(nodes[1]["metadata"]["creationTimestamp"], t), version, address, "<none>", "<unknown>",
-                               "<unknown>", "containerd://1.7.24"]
+    assert wide[2].split() == ["node-2", "NotReady", "<none>", age(nodes[1]["metadata"]["creationTimestamp"], t),
+                               version, address, "<none>", "<unknown>", "<unknown>", "containerd://1.7.24"]
 
     lease = yaml.safe_load(await kubectl.out("get", "lease", "-n", "kube-node-lease", "node-2", "-o", "yaml"))
     assert lease["spec"]["holderIdentity"] == "node-2"
