@@ -15,15 +15,22 @@ import re
 # Words a Chinese Kubernetes course keeps in English.
 TECHNICAL = {
     "kubelet", "lease", "leases", "pod", "pods", "node", "nodes", "kubectl", "taint", "taints", "api", "apiserver",
-    "endpointslice", "endpointslices", "replicaset", "daemonset", "podgc", "ready", "notready", "unknown", "true",
-    "false", "terminating", "pending", "running", "succeeded", "failed", "initial", "normal", "utc", "mermaid", "mmd",
-    "watch", "put", "patch", "delete", "get", "post", "kubernetes", "informer", "status", "spec", "etcd", "yaml",
+    "endpointslice", "endpointslices", "replicaset", "daemonset", "podgc", "notready", "utc", "mermaid", "mmd",
+    "kubernetes", "informer", "spec", "etcd", "yaml", "watch", "true", "false",
     "tolerationseconds", "noexecute", "noschedule", "disruptiontarget", "pid", "cpu", "deletionbytaintmanager",
     "evicted", "markpodsnotready", "monitornodehealth", "syncnodestatus", "probetimestamp", "renewtime", "timeadded",
     "lastheartbeattime", "nodestatusunknown", "leasedurationseconds", "shutdowngraceperiod", "memorypressure",
     "diskpressure", "pidpressure", "partialdisruption", "fulldisruption", "processtaintbaseeviction",
     "defaulttolerationseconds", "toleration", "tolerations", "zone", "tokens", "cordon", "uncordon", "drain", "probe",
     "unreachable",
+}
+
+# Values and verbs that are also plain English: kept only as Kubernetes writes them (a phase or a
+# condition status capitalised, an HTTP verb in capitals), so that an untranslated "failed" or
+# "status" label is still found.
+AS_WRITTEN = {
+    "Ready", "Unknown", "True", "False", "Terminating", "Pending", "Running", "Succeeded", "Failed", "Initial",
+    "Normal", "Warning", "GET", "PUT", "PATCH", "DELETE", "POST", "WATCH", "LIST",
 }
 
 TOKEN = re.compile(r"[A-Za-z0-9_.:/+\-]+")
@@ -33,12 +40,14 @@ def english_words(text: str) -> list[str]:
     """Latin-letter words in `text` that are neither identifiers nor technical terms."""
     found = []
     for token in TOKEN.findall(text):
+        if token.startswith("."):
+            continue  # a field path (.status, .spec.taints)
         word = token.strip(".:/+-_")
         if len(word) < 3 or not word.isalpha():
             continue  # numbers, names like node-2, paths, flags and keys
         if any(c.isupper() for c in word[1:]):
             continue  # camelCase or CamelCase identifiers (NoExecute, syncNodeStatus)
-        if word.lower() in TECHNICAL:
+        if word.lower() in TECHNICAL or word in AS_WRITTEN:
             continue
         found.append(word)
     return found
