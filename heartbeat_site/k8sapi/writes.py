@@ -5,10 +5,15 @@ persisted, dated by the driver and replayed like any other command.
 (``k8s.io/kubectl/pkg/drain/cordon.go``): the ``cordon``/``uncordon`` faults. ``kubectl delete
 node``: ``delete-node``. Everything needs the control token (``kubectl --token``); nothing
 else can be changed, and the simulation has no command that deletes or evicts a single pod.
+
+kubectl sends ``--token`` only over TLS (client-go ``clientcmd/client_config.go`` reads credentials
+only when the transport is TLS). Over plain HTTP the token goes in the server URL instead,
+``http://control:<token>@host/k8s/runs/<id>``, which Go's HTTP client sends as Basic credentials.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 
@@ -33,9 +38,9 @@ def write(request: HttpRequest, run: Run, resource: Resource, namespace: str, na
     verb = VERBS.get(request.method or "", (request.method or "").lower())
     if subresource == "eviction":
         verb = "create"
-    token = bearer_token(request.headers.get("Authorization"))
+    token = control_token(request.headers.get("Authorization"))
     if token is None or not token_matches(token, run.control_token_hash):
-        why = ("this run's API is read-only without its control token (kubectl --token <control token>)" if token is None
+        why = ("this run's API is read-only without its control token (docs/kubectl.md)" if token is None
                else "the token is not this run's control token")
         target = f"{resource.name}/{subresource}" if subresource else resource.name
         raise forbidden(resource, name, verb if not subresource else f"{verb} {target}", namespace, why)
@@ -48,6 +53,21 @@ def write(request: HttpRequest, run: Run, resource: Resource, namespace: str, na
         raise method_not_allowed(NO_POD_COMMANDS)
     raise method_not_allowed(f"{request.method} {resource.group_resource}: only cordon, uncordon (a patch of a "
                              "node's spec.unschedulable) and deleting a node are supported")
+
+
+def control_token(authorization: str | None) -> str | None:
+    """The token of ``Bearer <token>``, or the password of ``Basic <user:token>``."""
+    token = bearer_token(authorization)
+    if token is not None or not authorization:
+        return token
+    scheme, _, value = authorization.strip().partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        _user, _, password = base64.b64decode(value.strip(), validate=True).decode().partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return password or None
 
 
 def _patch_node(request: HttpRequest, run: Run, resource: Resource, name: str) -> HttpResponse:

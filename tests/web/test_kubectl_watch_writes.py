@@ -1,0 +1,92 @@
+"""The real kubectl watching a live run (``get nodes -w``) and writing to it with the control token
+(``cordon``, ``uncordon``) or without it (403 Forbidden)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from .conftest import small_document
+from .kubectl import Kubectl, command, new_run
+from .live import Viewer, is_fault, running_stack
+
+pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(scope="module")
+def stack(django_db_setup, tmp_path_factory):
+    with running_stack(tmp_path_factory.mktemp("live"), workers=("w1",)) as live:
+        yield live
+
+
+async def read_until(process: asyncio.subprocess.Process, predicate, timeout: float = 30.0) -> list[str]:
+    """Lines of a running kubectl up to the first that matches ``predicate``."""
+    seen: list[str] = []
+    async with asyncio.timeout(timeout):
+        while True:
+            line = (await process.stdout.readline()).decode()
+            assert line, f"kubectl ended: {seen}\n{(await process.stderr.read()).decode()}"
+            seen.append(line.rstrip("\n"))
+            if predicate(seen[-1]):
+                return seen
+
+
+async def test_get_nodes_watch_prints_node_2_going_not_ready(stack, tmp_path):
+    run = await new_run(stack.base, {**small_document(), "duration": "10m"}, speed=20)
+    viewer = await Viewer.open(run["ws_url"], "viewer")
+    await viewer.until(lambda e: e["t"] > 15)
+    kubectl = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
+    watching = await kubectl.start("get", "nodes", "-w")
+    try:
+        first = await read_until(watching, lambda line: line.startswith("node-3 "))
+        assert first[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+        assert [line.split()[:3] for line in first[1:]] == [[f"node-{i}", "Ready", "<none>"] for i in (1, 2, 3)]
+        await command(stack.base, run, "stop-kubelet", node="node-2")
+        changed = await read_until(watching, lambda line: line.split()[:2] == ["node-2", "NotReady"])
+        # every line after the list is one watch event of a node, printed without a header again
+        assert all(line.split()[0] in ("node-1", "node-2", "node-3") for line in changed)
+    finally:
+        watching.kill()
+        await watching.wait()
+    await viewer.close()
+
+
+def control_server(stack, run: dict, token: str) -> str:
+    return f"http://control:{token}@{stack.base.removeprefix('http://')}/k8s/runs/{run['id']}"
+
+
+async def test_cordon_needs_the_control_token(stack, tmp_path):
+    run = await new_run(stack.base, {**small_document(), "duration": "10m"}, speed=10)
+    viewer = await Viewer.open(run["ws_url"], "viewer")
+    await viewer.until(lambda e: e["t"] > 20)  # the pods are created at 15 s
+    kubectl = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
+
+    refused = await kubectl.arun("cordon", "node-1", check=False)
+    assert "cordoned" not in refused.stdout
+    assert refused.stderr.strip() == (
+        'error: unable to cordon node "node-1": nodes "node-1" is forbidden: User "system:anonymous" cannot patch resource '
+        '"nodes" in API group "" at the cluster scope: this run\'s API is read-only without its control token '
+        "(docs/kubectl.md)")
+    # kubectl sends --token over TLS only: over HTTP the token goes in the server URL
+    wrong = await Kubectl(control_server(stack, run, "not-the-token"), tmp_path).arun("cordon", "node-1", check=False)
+    assert "the token is not this run's control token" in wrong.stderr
+
+    trainer = Kubectl(control_server(stack, run, run["control_token"]), tmp_path)
+    done = await trainer.arun("cordon", "node-1")
+    assert done.stdout.strip() == "node/node-1 cordoned"
+    cordon = await viewer.until(is_fault("cordon", "node-1"))  # the page shows it like any other command
+    assert cordon["component"] == "trainer"
+    await viewer.until(lambda e: e["type"] == "write" and e.get("name") == "node-1"
+                       and (e.get("object") or {}).get("spec", {}).get("unschedulable"))
+    status = (await kubectl.out("get", "node", "node-1", "--no-headers")).split()[1]
+    assert status == "Ready,SchedulingDisabled"
+
+    pod = (await kubectl.out("get", "pods", "-o", "name")).split()[0]
+    pods = await trainer.arun("delete", pod, check=False)
+    assert "the simulation has no command to delete or evict a single pod" in pods.stderr
+
+    back = await trainer.arun("uncordon", "node-1")
+    assert back.stdout.strip() == "node/node-1 uncordoned"
+    await viewer.until(is_fault("uncordon", "node-1"))
+    await viewer.close()
