@@ -9,13 +9,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heartbeat_site.settings")
 django_asgi_app = get_asgi_application()  # must run before importing consumers (app registry)
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from heartbeat_site.live.routing import websocket_urlpatterns  # noqa: E402
+from heartbeat_site.websocket_origin import allowed_hosts_or_no_origin  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+        "websocket": allowed_hosts_or_no_origin(URLRouter(websocket_urlpatterns)),
     }
 )

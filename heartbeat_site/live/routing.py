@@ -1,4 +1,4 @@
-"""Websocket routes (wrapped in AllowedHostsOriginValidator by heartbeat_site.asgi)."""
+"""Websocket routes (wrapped in the Origin check of heartbeat_site/websocket_origin.py by heartbeat_site.asgi)."""
 
 from django.urls import re_path
 

@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import urllib.request
 
 import pytest
+import websockets
+import yaml
 
 from .conftest import small_document
-from .kubectl import Kubectl, command, new_run
-from .live import Viewer, is_fault, running_stack
+from .kubectl import KUBECTL, Kubectl, command, new_run
+from .live import Viewer, ahttp, is_fault, running_stack
 
 pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -90,3 +95,29 @@ async def test_cordon_needs_the_control_token(stack, tmp_path):
     assert back.stdout.strip() == "node/node-1 uncordoned"
     await viewer.until(is_fault("uncordon", "node-1"))
     await viewer.close()
+
+
+async def test_a_websocket_without_origin_may_watch_a_foreign_one_may_not(stack):
+    run = await new_run(stack.base, small_document(), speed=10)
+    async with websockets.connect(run["ws_url"], open_timeout=10, max_size=None) as ws:  # no Origin header
+        assert json.loads(await asyncio.wait_for(ws.recv(), 10))["type"] == "snapshot"
+    with pytest.raises(websockets.InvalidStatus) as refused:
+        await websockets.connect(run["ws_url"], origin="http://evil.example", open_timeout=10)
+    assert refused.value.response.status_code == 403
+
+
+async def test_kubeconfig_of_a_run_works_with_kubectl(stack, tmp_path):
+    run = await new_run(stack.base, small_document(), speed=10)
+    status, _ = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}")
+    assert status == 200
+    with urllib.request.urlopen(f"{stack.base}/api/runs/{run['id']}/kubeconfig", timeout=10) as response:
+        text = response.read().decode()
+    config = yaml.safe_load(text)
+    assert config["clusters"][0]["cluster"]["server"] == f"{stack.base}/k8s/runs/{run['id']}"
+    assert run["control_token"] not in text  # read-only: a viewer may have it
+    (tmp_path / "config").write_text(text)
+    kubectl = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
+    done = subprocess.run([KUBECTL, f"--kubeconfig={tmp_path / 'config'}", f"--cache-dir={tmp_path / 'cache'}",
+                           "config", "view", "--minify", "-o", "jsonpath={.contexts[0].context.namespace}"],
+                          capture_output=True, text=True, env=kubectl.env(), timeout=30)
+    assert done.stdout == "default"
