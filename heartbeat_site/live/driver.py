@@ -422,7 +422,7 @@ class RunDriver:
     def _apply_control(self, command: Command) -> None:
         action = command.action
         if action == "pause":
-            self.clock.pause()
+            self.pause_here()  # at the command's time (the simulation's), not where the clock ran ahead to
         elif action == "resume":
             self.clock.resume()
             self._start_window(self.mono())
@@ -494,8 +494,7 @@ class RunDriver:
 
     def pause_here(self) -> None:
         """Pause at the simulation's time (the clock may have run a little ahead of it)."""
-        self.clock.jump_to(self.sim.now)
-        self.clock.pause()
+        self.clock.pause(at=self.sim.now)
 
     def last_event_seq(self) -> int:
         return self.buffer[-1]["seq"] if self.buffer else self.published_seq

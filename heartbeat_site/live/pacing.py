@@ -40,8 +40,10 @@ class VirtualClock:
         self.t = self.now() if t is None else t
         self._base = self.monotonic()
 
-    def pause(self) -> None:
-        self._rebase()
+    def pause(self, at: float | None = None) -> None:
+        """Stop the clock: where it is now, or at virtual time ``at`` (the simulation's, so that a
+        paused run's clock does not stand a few microseconds past its last events)."""
+        self._rebase(at)
         self.paused = True
 
     def resume(self) -> None:

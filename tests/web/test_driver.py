@@ -3,10 +3,14 @@ hand-over between drivers, fencing, idle stop. The Celery-wrapped version is in 
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
 import pytest
+import redis
+from channels.layers import get_channel_layer
+from django.conf import settings
 
 from heartbeat_site.live import runstore
 from heartbeat_site.live.driver import RunDriver
@@ -253,3 +257,85 @@ def test_events_api_filters_by_type_for_a_late_joiners_timeline(run_factory):
     page = Client().get(f"/api/runs/{run.id}/events?after=0&limit=5000&types=transition,fault").json()
     assert page["events"] == [e for e in published if e["type"] in ("transition", "fault")]
     assert page["next_after"] == published[-1]["seq"] and not page["has_more"]
+
+
+class GroupListener:
+    """What the driver sends the run's viewers (the group messages every ASGI process's feed gets)."""
+
+    def __init__(self, run_id: str) -> None:
+        self.layer = get_channel_layer()
+        # the layer's messages are msgpack: a client that does not decode responses
+        self.client = redis.Redis.from_url(settings.REDIS_URL)
+        self.pubsub = self.client.pubsub()
+        self.pubsub.subscribe(runstore.group_channel(run_id))
+        self.messages: list[dict] = []
+
+    def texts(self, kind: str) -> list[dict]:
+        """The JSON messages of channel-layer type ``kind`` received so far."""
+        while (received := self.pubsub.get_message(timeout=0.01)) is not None:
+            if received["type"] == "message":  # (not the subscription's confirmation)
+                self.messages.append(self.layer.deserialize(received["data"]))
+        return [json.loads(m["text"]) for m in self.messages if m["type"] == kind]
+
+    def wait(self, kind: str, predicate, what: str, timeout: float = 20.0) -> dict:
+        wait_for(lambda: any(predicate(m) for m in self.texts(kind)), timeout, what)
+        return next(m for m in self.texts(kind) if predicate(m))
+
+    def close(self) -> None:
+        self.pubsub.close()
+        self.client.close()
+
+
+def test_viewers_get_a_clock_message_on_pause_and_each_quiet_second(run_factory):
+    run = run_factory(speed=10, duration="10m")
+    listener = GroupListener(run.id)
+    thread, stop, _ = drive_in_thread(run.id)
+    try:
+        listener.wait("run.frame", lambda m: m["clock"]["t"] > 5, "frames")
+        command = Command.objects.create(run=run, seq=1, kind=CommandKind.CONTROL, action="pause", payload={"action": "pause"})
+        runstore.notify_command(run.id, command.pk)
+        assert runstore.wait_ack(run.id, command.seq, 5)["status"] == "applied"
+        paused = listener.wait("run.clock", lambda m: m["clock"]["paused"], "the pause's clock message")
+        frames_then = len(listener.texts("run.frame"))
+        # paused, nothing happens: still a clock message every quiet second, at the same virtual time
+        quiet = listener.wait("run.clock", lambda m: m["sent_at"] >= paused["sent_at"] + 2000, "quiet seconds' clocks")
+        clocks = [m for m in listener.texts("run.clock") if paused["sent_at"] <= m["sent_at"] <= quiet["sent_at"]]
+        assert len(clocks) >= 3 and {m["clock"]["t"] for m in clocks} == {paused["clock"]["t"]}
+        assert all(m["clock"]["paused"] and m["last_seq"] == paused["last_seq"] for m in clocks)
+        assert len(listener.texts("run.frame")) == frames_then
+    finally:
+        stop.set()
+        thread.join(10)
+        listener.close()
+
+
+def test_viewers_are_told_when_a_run_ends_idle(run_factory, settings):
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "IDLE_SECONDS": 1.0}
+    run = run_factory(speed=1, duration="30m")
+    listener = GroupListener(run.id)
+    thread, _, outcome = drive_in_thread(run.id)
+    thread.join(15)
+    assert outcome == ["idle"]
+    [status] = listener.texts("run.status")
+    assert status["status"] == "idle" and "nobody watched" in status["reason"]
+    assert status["last_seq"] == int(runstore.read_state(run.id)["last_seq"]) > 0
+    listener.close()
+
+
+def test_the_driver_summarises_a_flood_and_counts_what_it_left_out(run_factory, settings):
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "FRAME_MAX_EVENTS": 5}
+    run = run_factory(speed=100, duration="1m")
+    listener = GroupListener(run.id)
+    thread, _, outcome = drive_in_thread(run.id)
+    thread.join(30)
+    assert outcome == ["finished"]
+    frames = listener.texts("run.frame")
+    summarised = [f for f in frames if f.get("summarised")]
+    assert summarised, "no frame was summarised"
+    for frame in summarised:
+        first, last = frame["seq"]
+        assert len(frame["events"]) + sum(frame["omitted"].values()) == last - first + 1
+        assert not any(e["type"] in ("write", "read", "watch") for e in frame["events"])
+    # the log still has every event: the summary left them out of the frame only
+    assert [e["seq"] for e in logged_events(run.id)] == list(range(1, frames[-1]["seq"][1] + 1))
+    listener.close()
