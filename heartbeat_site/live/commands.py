@@ -18,7 +18,8 @@ from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
 from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
 from simulation import FAULT_ACTIONS, CommandError, load_scenario, validate_command
 
-CONTROL_ACTIONS = ("pause", "resume", "speed", "step", "reveal", "next")  # reveal, next: lessons and drills
+# reveal, next: lessons and drills; stop: the trainer ends the run (status finished)
+CONTROL_ACTIONS = ("pause", "resume", "speed", "step", "reveal", "next", "stop")
 
 
 def normalise(run: Run, body: dict) -> tuple[str, str, dict]:

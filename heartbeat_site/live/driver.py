@@ -52,6 +52,7 @@ OUTAGE_MAX_RETRY = 1.0  # retries back off up to this (well inside a watchdog's 
 REPUBLISH_BATCH = 1000  # events per Redis call when a restarted Redis gets them back
 DETAIL_SECONDS = 60.0  # how long frames carry a node's details after a viewer asked for them
 MAX_WATCHED = 64  # nodes whose details frames carry at once
+STOPPED_BY_TRAINER = "stopped by the trainer"  # a run's end_reason after a stop command
 
 
 def frame_interval(base: float, viewers: int) -> float:
@@ -78,6 +79,7 @@ class RunDriver:
         self.published_seq = 0
         self.snapshot_seq = -1
         self.viewers = -1
+        self.stopped_by_trainer = False  # a stop command was applied: the run ends after its ack
 
     # -- life cycle -------------------------------------------------------------------
 
@@ -192,6 +194,9 @@ class RunDriver:
             # it: waiting for the slice (up to 0.1-0.25 s) was most of a command's latency.
             # Faults come one per acked POST, so this adds a frame per command, no more.
             self.next_tick = self.mono()
+        if self.stopped_by_trainer:
+            self._end(RunStatus.FINISHED, STOPPED_BY_TRAINER)
+            return "stopped"
         now = self.mono()
         if now < self.next_tick:
             return None
@@ -432,6 +437,8 @@ class RunDriver:
         elif action == "step":
             self._advance(self.sim.next_monitor_pass() + STEP_EPSILON)
             self.clock.jump_to(self.sim.now)
+        elif action == "stop":
+            self.stopped_by_trainer = True  # ``_slice`` ends the run once the command is acked
         elif action in ("reveal", "next"):
             if self.teaching is None:
                 raise ValueError(f"{action}: this run has no lesson or drill")
@@ -574,6 +581,7 @@ class RunDriver:
 
     def _end(self, status: str, reason: str) -> None:
         self._flush()
+        self.pause_here()  # an ended run's clock stands at its end on every page, live or opened later
         Run.objects.filter(pk=self.run_id).update(
             status=status, end_reason=reason, ended_at=timezone.now(), t_reached=self.sim.now,
             last_seq=self.published_seq,
