@@ -25,13 +25,13 @@ For each size, on one run:
    driver's slices at 10x) over the same virtual interval, with the stack stopped.
 
 The table ends with this machine's reference workload (bench/simulation_bench.py's), so figures
-from different machines compare, and each row with the load average at its end (2 cores here,
-shared with whatever else runs).
+from different machines compare, and each row with the load average at its end (the machine's
+cores are shared with whatever else runs).
 
 ``--code DIR`` serves another checkout (its heartbeat_site, static files and simulation; it uses
-this checkout's .venv): e.g. the code before the large-cluster work, ``git worktree add
-/tmp/hb-old f0faf22`` with .venv and node_modules linked, ``--server uvicorn`` (Daphne there
-cannot send a message over 1 MiB). Every wait is bounded; a size the code cannot do is reported
+this checkout's .venv), to compare two versions in one run: ``git worktree add DIR <commit>``,
+with .venv and node_modules linked into it; ``--server uvicorn`` for a version whose Daphne
+cannot send a message over 1 MiB. Every wait is bounded; a size the code cannot do is reported
 as such ("never live", "never painted").
 
     python bench/large_bench.py [--sizes 180,1000,5000] [--server daphne|uvicorn] [--code DIR]
