@@ -88,6 +88,16 @@ async def test_get_nodes_tables_and_objects(stack, tmp_path):
                               'jsonpath={.status.conditions[?(@.type=="Ready")].status}')
     assert ready == "Unknown"
 
+    described = await kubectl.out("describe", "node", "node-2")
+    sections = [line.split(":")[0] for line in lines(described) if line and not line.startswith(" ")]
+    assert sections[:8] == ["Name", "Roles", "Labels", "Annotations", "CreationTimestamp", "Taints",
+                            "Unschedulable", "Lease"]
+    assert "  HolderIdentity:  node-2" in lines(described)
+    assert "node.kubernetes.io/unreachable:NoSchedule" in described
+    ready_row = next(line for line in lines(described) if line.startswith("  Ready "))
+    assert ready_row.split()[1] == "Unknown" and "NodeStatusUnknown" in ready_row
+    assert "Non-terminated Pods:" in described and "Events:" in described
+
     missing = await kubectl.arun("get", "node", "node-9", check=False)
     assert missing.returncode == 1
     assert missing.stderr.strip() == 'Error from server (NotFound): nodes "node-9" not found'
