@@ -5,7 +5,7 @@ import { ControllerState } from "./controllers.js";
 import { ClusterView } from "./cluster-view.js";
 import { nextTask, setText } from "./dom.js";
 import { FrameScheduler } from "./frames.js";
-import { getEvents, getScenario, parseDuration, sendCommand, viewerLink } from "./api.js";
+import { getEvents, getRun, parseDuration, sendCommand, viewerLink } from "./api.js";
 import { FaultPanel } from "./faults.js";
 import { EventHistory } from "./history.js";
 import { ArchitectureDiagram } from "./flows/architecture.js";
@@ -280,7 +280,7 @@ class RunPage {
     this.drillRun = Boolean(run?.drill);
     if (run?.drill) return; // a drill's scenario is named after the drill: no catalogue entry
     try {
-      const doc = await getScenario(scenario.name);
+      const doc = (await getRun(this.config.run)).document; // the run's own, saved or inline
       const seconds = parseDuration((doc?.document ?? doc)?.duration);
       if (seconds) this.timeline.setDuration(seconds);
       this.scenarioFocus = (doc?.document ?? doc)?.faults?.find((fault) => fault.node)?.node ?? null;

@@ -7,6 +7,9 @@ import re
 
 import pytest
 
+from heartbeat_site.live.models import Run
+from simulation.lessons import builtin_drills
+
 from .conftest import post_json, small_document
 
 pytestmark = [pytest.mark.django_db, pytest.mark.persistence]
@@ -70,3 +73,22 @@ def test_a_saved_scenarios_name_link_opens(api):
     assert page.status_code == 200
     assert 'data-scenario="my-class"' in page.content.decode()
     assert api.get("/scenarios/never-saved/").status_code == 404
+
+
+def test_a_runs_detail_carries_its_own_document(api, dispatched):
+    document = small_document("inline-only")
+    response = post_json(api, "/api/runs", {"document": document})
+    assert response.status_code == 201
+    detail = api.get(f"/api/runs/{response.json()['id']}").json()
+    assert detail["document"]["name"] == "inline-only"
+    assert detail["document"]["cluster"]["nodes"] == 3
+    assert api.get("/api/scenarios/inline-only").status_code == 404  # what the run page no longer asks for
+
+
+def test_a_drills_document_stays_hidden_until_the_reveal(api, dispatched):
+    response = post_json(api, "/api/runs", {"drill": builtin_drills()[0].name})
+    assert response.status_code == 201, response.content
+    run_id = response.json()["id"]
+    assert api.get(f"/api/runs/{run_id}").json()["document"] is None  # its faults would name the cause
+    Run.objects.filter(pk=run_id).update(revealed=True)
+    assert api.get(f"/api/runs/{run_id}").json()["document"]["faults"]

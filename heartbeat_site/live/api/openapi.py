@@ -81,7 +81,11 @@ _RUN = {
         "node_count": {"type": "integer"},
         "duration": {"type": "number"},
         "status": {"type": "string", "enum": ["pending", "running", "finished", "idle", "failed"]},
-        "end_reason": {"type": "string"},
+        "end_reason": {"type": "string", "description": "why it ended, e.g. stopped by the trainer"},
+        "document": {
+            "anyOf": [{"$ref": "#/components/schemas/Scenario"}, {"type": "null"}],
+            "description": "the run's scenario document (null for a drill until its reveal)",
+        },
         "clock": {"$ref": "#/components/schemas/Clock"},
         "last_seq": {"type": "integer"},
         "viewers": {"type": ["integer", "null"]},
@@ -98,7 +102,7 @@ _COMMAND = {
     "type": "object",
     "description": (
         'a fault from the simulation\'s vocabulary (e.g. {"action": "stop-kubelet", "node": "node-2"}, optional "for") '
-        f"or pause, resume, step, or speed with a value from {MIN_SPEED:g} to {MAX_SPEED:g}"
+        f"or pause, resume, step, stop (ends the run), or speed with a value from {MIN_SPEED:g} to {MAX_SPEED:g}"
     ),
     "properties": {"action": {"type": "string"}, "node": {"type": "string"}, "value": {"type": "number"}},
     "required": ["action"],

@@ -10,10 +10,11 @@ from django.http import HttpRequest, JsonResponse
 
 from heartbeat_site.live import classroom, runstore, summary
 from heartbeat_site.live.api import links
-from heartbeat_site.live.api.bodies import bool_field, int_field, json_object, number_field, reject_unknown_keys
+from heartbeat_site.live.api.bodies import json_object
 from heartbeat_site.live.api.scenarios import parse_document
 from heartbeat_site.live.caps import check_run_caps, check_worker_capacity, client_key
 from heartbeat_site.live.errors import ApiError
+from heartbeat_site.live.fields import bool_field, int_field, number_field, reject_unknown_keys
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
 from heartbeat_site.live.saved_scenarios import find_document
@@ -137,6 +138,8 @@ def run_body(request: HttpRequest, run: Run) -> dict:
         "viewers": viewers,
         "commands": run.commands.count(),
         "summary": summary.summarise(snapshot.get("snapshot") if snapshot else None),
+        # what the run page reads its length and first fault from; a drill's names its cause: not before the reveal
+        "document": None if classroom.hides_cause(run) else run.document,
         "lesson": run.lesson or None,
         "drill": run.drill or None,
         "viewer_url": links.viewer_url(request, run.id),
