@@ -12,8 +12,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from heartbeat_site.live import runstore
-from heartbeat_site.live.api.bodies import number_field, reject_unknown_keys
 from heartbeat_site.live.errors import ApiError
+from heartbeat_site.live.fields import number_field, reject_unknown_keys
 from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
 from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
 from simulation import FAULT_ACTIONS, CommandError, load_scenario, validate_command

@@ -1,9 +1,8 @@
-"""Reading request input strictly: JSON object bodies, typed query parameters, known keys."""
+"""Reading request input strictly: JSON object bodies and typed query parameters (the fields of a body: fields.py)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -11,6 +10,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
 
 from heartbeat_site.live.errors import ApiError
+from heartbeat_site.live.fields import json_type
 
 
 def json_object(request: HttpRequest) -> dict[str, Any]:
@@ -37,46 +37,7 @@ def json_object(request: HttpRequest) -> dict[str, Any]:
     except RecursionError:
         raise ApiError(400, "malformed-json", "JSON nested too deeply") from None
     if not isinstance(value, dict):
-        raise ApiError(400, "not-an-object", f"the body must be a JSON object, got {_json_type(value)}")
-    return value
-
-
-def reject_unknown_keys(body: dict, allowed: Iterable[str], where: str = "body") -> None:
-    unknown = sorted(set(body) - set(allowed))
-    if unknown:
-        raise ApiError(
-            400,
-            "unknown-field",
-            f"{where}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}",
-        )
-
-
-def number_field(body: dict, key: str, *, minimum: float, maximum: float, default: float | None = None) -> float | None:
-    if key not in body:
-        return default
-    value = body[key]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ApiError(400, "wrong-type", f"{key}: must be a number, got {_json_type(value)}")
-    if not minimum <= value <= maximum:
-        raise ApiError(400, "out-of-range", f"{key}: must be between {minimum:g} and {maximum:g}, got {value!r}")
-    return float(value)
-
-
-def int_field(body: dict, key: str, *, minimum: int, maximum: int) -> int | None:
-    if key not in body:
-        return None
-    value = body[key]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ApiError(400, "wrong-type", f"{key}: must be a whole number, got {_json_type(value)}")
-    if not minimum <= value <= maximum:
-        raise ApiError(400, "out-of-range", f"{key}: must be between {minimum} and {maximum}, got {value}")
-    return value
-
-
-def bool_field(body: dict, key: str, default: bool) -> bool:
-    value = body.get(key, default)
-    if not isinstance(value, bool):
-        raise ApiError(400, "wrong-type", f"{key}: must be true or false, got {_json_type(value)}")
+        raise ApiError(400, "not-an-object", f"the body must be a JSON object, got {json_type(value)}")
     return value
 
 
@@ -90,17 +51,3 @@ def query_int(request: HttpRequest, key: str, *, default: int, minimum: int, max
     if not minimum <= value <= maximum:
         raise ApiError(400, "bad-query", f"?{key}= must be between {minimum} and {maximum}, got {value}")
     return value
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
