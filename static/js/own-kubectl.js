@@ -1,0 +1,36 @@
+// "Your own kubectl": the line to paste for this run's Kubernetes API (docs/kubectl.md). The viewer line watches
+// the nodes; on a trainer's page a closed section holds the line that writes with the control token.
+
+/** The server URL of the run's API; `token` goes into it over plain HTTP, where kubectl sends no --token. */
+export function kubectlLines(origin, runId, token) {
+  const server = `${origin}/k8s/runs/${runId}`;
+  const lines = { watch: `kubectl --server ${server} get nodes -w`, control: null };
+  if (token) {
+    const url = new URL(origin);
+    lines.control = url.protocol === "https:"
+      ? `kubectl --server ${server} --token ${token} cordon node-1`
+      : `kubectl --server ${url.protocol}//control:${token}@${url.host}/k8s/runs/${runId} cordon node-1`;
+  }
+  return lines;
+}
+
+function controlToken(runId) {
+  const match = location.hash.match(/control=([^&]+)/); // run-page.js moves it into session storage
+  return match ? decodeURIComponent(match[1]) : sessionStorage.getItem(`heartbeat-control-${runId}`);
+}
+
+function show() {
+  const box = document.getElementById("own-kubectl");
+  const config = JSON.parse(document.getElementById("run-config")?.textContent ?? "{}");
+  if (!box || !config.run) return;
+  const lines = kubectlLines(location.origin, config.run, controlToken(config.run));
+  box.querySelector("[data-line=watch]").textContent = lines.watch;
+  box.querySelector("a[data-kubeconfig]").href = `/api/runs/${config.run}/kubeconfig`;
+  const control = box.querySelector("[data-line=control]");
+  if (lines.control) {
+    control.textContent = lines.control;
+    control.closest("details").hidden = false;
+  }
+}
+
+if (typeof document !== "undefined") show();
