@@ -1,0 +1,58 @@
+// The end of a run on its page. The trainer's "End the run" button sends the stop command; once the run
+// has ended (body[data-run-status], which run-page.js sets from the run's status), the page says why and
+// the trainer's controls are disabled. The clock stops by itself: an ended run's clock is paused at its end.
+import { getRun, sendCommand } from "./api.js";
+import { makeTranslator, readJson } from "./i18n.js";
+
+const ENDED = new Set(["finished", "idle", "failed", "stopped"]);
+const STOPPED_BY_TRAINER = "stopped by the trainer"; // heartbeat_site/live/driver.py STOPPED_BY_TRAINER
+
+const config = readJson("run-config");
+const t = makeTranslator(config?.strings ?? {});
+let shown = false;
+
+function toast(text) {
+  const item = document.createElement("div");
+  item.className = "toast-item bad";
+  item.textContent = text;
+  document.getElementById("toast")?.append(item);
+  setTimeout(() => item.remove(), 5000);
+}
+
+/** Why the run ended, in the page's language. */
+function reasonOf(run) {
+  if (run.status === "idle") return t("run-ended.idle");
+  if (run.status === "failed") return t("run-ended.failed", { reason: run.end_reason });
+  return t(run.end_reason === STOPPED_BY_TRAINER ? "run-ended.stopped" : "run-ended.duration");
+}
+
+async function showEnd() {
+  if (shown || !ENDED.has(document.body.dataset.runStatus)) return;
+  shown = true;
+  for (const control of document.querySelectorAll("#control-bar button, #control-bar select, #fault-buttons button")) {
+    control.disabled = true;
+  }
+  const box = document.getElementById("run-end");
+  try {
+    box.textContent = t("run-ended", { reason: reasonOf(await getRun(config.run)) });
+  } catch {
+    box.textContent = t("run-ended", { reason: t(`run-status.${document.body.dataset.runStatus}`) });
+  }
+  box.hidden = false;
+}
+
+async function endRun() {
+  const token = sessionStorage.getItem(`heartbeat-control-${config.run}`);
+  if (!token || !window.confirm(t("run.end-confirm"))) return;
+  try {
+    await sendCommand(config.run, token, { action: "stop" });
+  } catch (e) {
+    toast(t("toast.refused", { status: e.status ?? "", message: e.message }));
+  }
+}
+
+if (config) {
+  document.getElementById("btn-end")?.addEventListener("click", endRun);
+  new MutationObserver(showEnd).observe(document.body, { attributes: true, attributeFilter: ["data-run-status"] });
+  showEnd();
+}
