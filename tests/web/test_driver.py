@@ -292,7 +292,9 @@ def test_viewers_get_a_clock_message_on_pause_and_each_quiet_second(run_factory)
     thread, stop, _ = drive_in_thread(run.id)
     try:
         listener.wait("run.frame", lambda m: m["clock"]["t"] > 5, "frames")
-        command = Command.objects.create(run=run, seq=1, kind=CommandKind.CONTROL, action="pause", payload={"action": "pause"})
+        command = Command.objects.create(
+            run=run, seq=1, kind=CommandKind.CONTROL, action="pause", payload={"action": "pause"}
+        )
         runstore.notify_command(run.id, command.pk)
         assert runstore.wait_ack(run.id, command.seq, 5)["status"] == "applied"
         paused = listener.wait("run.clock", lambda m: m["clock"]["paused"], "the pause's clock message")
