@@ -374,6 +374,37 @@ DOCUMENT: dict = {
                 },
             }
         },
+        "/api/runs/{id}/snapshot": {
+            "get": {
+                "summary": "The run's snapshot at a virtual time it has reached (replay and seek)",
+                "parameters": [
+                    _RUN_ID,
+                    {
+                        "name": "t",
+                        "in": "query",
+                        "schema": {"type": "number", "minimum": 0},
+                        "description": "virtual seconds, at most the run's clock; absent: the run's clock",
+                    },
+                ],
+                "responses": {
+                    **_ok(
+                        "the snapshot as the websocket sends it (node level for large runs; a drill's cause "
+                        "hidden before its reveal) and the clock at t, paused",
+                        {
+                            "type": "object",
+                            "properties": {
+                                "last_seq": {"type": "integer"},
+                                "clock": {"$ref": "#/components/schemas/Clock"},
+                                "snapshot": {"type": "object"},
+                            },
+                            "required": ["last_seq", "clock", "snapshot"],
+                        },
+                    ),
+                    "400": _ERROR,
+                    "404": _ERROR,
+                },
+            }
+        },
         "/api/openapi.json": {
             "get": {"summary": "This document", "responses": _ok("OpenAPI 3 document", {"type": "object"})}
         },
