@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
+from heartbeat_site.live.exports import EXPORT_NAMES
 from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
 from simulation.schema import scenario_schema
 
@@ -400,6 +401,39 @@ DOCUMENT: dict = {
                             "required": ["last_seq", "clock", "snapshot"],
                         },
                     ),
+                    "400": _ERROR,
+                    "404": _ERROR,
+                },
+            }
+        },
+        "/api/runs/{id}/export/{name}": {
+            "get": {
+                "summary": "A run as a file: summary, audit or event log, sequence diagram (replayed to its clock)",
+                "parameters": [
+                    _RUN_ID,
+                    {
+                        "name": "name",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string", "enum": list(EXPORT_NAMES)},
+                    },
+                    {"name": "from", "in": "query", "schema": {"type": "number", "minimum": 0},
+                     "description": "sequence diagrams: window start, virtual seconds (default 0)"},
+                    {"name": "to", "in": "query", "schema": {"type": "number", "minimum": 0},
+                     "description": "sequence diagrams: window end, virtual seconds (default: the run's clock)"},
+                    {"name": "node", "in": "query", "schema": {"type": "string"},
+                     "description": "sequence diagrams: the node in focus (default node-2, else the first node)"},
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the file, as an attachment",
+                        "content": {
+                            "text/markdown": {"schema": {"type": "string"}},
+                            "application/jsonl": {"schema": {"type": "string"}},
+                            "text/vnd.mermaid": {"schema": {"type": "string"}},
+                            "image/svg+xml": {"schema": {"type": "string"}},
+                        },
+                    },
                     "400": _ERROR,
                     "404": _ERROR,
                 },

@@ -1,0 +1,219 @@
+"""What a run can be taken away as: a Markdown summary, the audit log, the event log and the
+sequence diagram of a time window (Mermaid text and SVG).
+
+Everything is rebuilt by deterministic replay (docs/architecture.md §2.1) up to the virtual time
+the run's viewers have reached, so an export says exactly what the class saw, live or ended. A
+drill before its reveal is exported as its viewers saw it: without what names the cause.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from xml.sax.saxutils import escape
+
+from heartbeat_site.live import classroom
+from heartbeat_site.live.models import Command, Run
+from heartbeat_site.live.replay import rebuild
+from simulation import audit_record, load_scenario
+from simulation.cli import timeline_line
+
+EXPORT_NAMES = ("summary.md", "audit.jsonl", "events.jsonl", "sequence.mmd", "sequence.svg")
+APISERVER = "kube-apiserver"
+# The lanes of the run page's sequence diagram (static/js/sequence/model.js), left to right.
+LANES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("kubelet_lease", "kubelet (Lease)", ("kubelet-lease",)),
+    ("kubelet_status", "kubelet (status)", ("kubelet-status", "kubelet")),
+    ("kube_apiserver", APISERVER, (APISERVER,)),
+    ("nlc", "node-lifecycle-controller", ("node-lifecycle-controller", "cloud-node-lifecycle-controller")),
+    ("tec", "taint-eviction-controller", ("taint-eviction-controller",)),
+    ("scheduler", "kube-scheduler", ("kube-scheduler",)),
+    ("endpointslice", "endpointslice-controller", ("endpointslice-controller",)),
+    ("workloads", "workload controllers", ()),
+    ("trainer", "trainer (kubectl)", ("trainer",)),
+)
+LANE_OF_COMPONENT = {component: lane for lane, _label, components in LANES for component in components}
+HTTP_VERB = {"create": "POST", "update": "PUT", "patch": "PATCH", "delete": "DELETE", "get": "GET", "list": "LIST",
+             "watch": "WATCH"}
+MAX_ROWS = 2000  # a diagram nobody can read is no use; the window is the way to see more
+UNSAFE = re.compile(r"[^A-Za-z0-9 ._/\-:=()+,'\[\]@>]")  # what Mermaid might read as syntax (; # % { } < " ...)
+
+
+class ExportError(ValueError):
+    """A request for an export that cannot be made (unknown node, empty window): the message names it."""
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A run replayed to the virtual time its viewers reached, as its viewers may see it."""
+
+    run: Run
+    t: float
+    events: list[dict]
+    timeline: list[str]
+    nodes: list[str]
+
+
+def replay_run(run: Run, t: float) -> Replayed:
+    hiding = classroom.hides_cause(run)
+    sim = rebuild(run)
+    nodes = [name for name, _zone in load_scenario(run.document).nodes]
+    events: list[dict] = []
+    timeline: list[str] = []
+    for event in sim.run_until(t) if t > 0 else []:
+        raw = event.to_dict()
+        shown = classroom.viewer_event(raw) if hiding else raw
+        events.append(shown)
+        if shown is raw:  # a line of an event a drill's viewers saw changed or hidden would name the cause
+            line = timeline_line(event)
+            if line:
+                timeline.append(line)
+    return Replayed(run=run, t=t, events=events, timeline=timeline, nodes=nodes)
+
+
+def json_lines(records: Iterable[dict]) -> str:
+    return "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in records)
+
+
+def events_jsonl(replayed: Replayed) -> str:
+    return json_lines(replayed.events)
+
+
+def audit_jsonl(replayed: Replayed) -> str:
+    """audit.k8s.io/v1 Events of the writes, as ``python -m simulation run --audit-log`` writes them."""
+    return json_lines(audit_record(e) for e in replayed.events if e.get("type") == "write")
+
+
+def summary_md(replayed: Replayed) -> str:
+    run = replayed.run
+    hiding = classroom.hides_cause(run)
+    title = run.title.get("en") or run.scenario_name
+    lines = [
+        f"# {title}",
+        "",
+        f"- Run: `{run.id}` ({run.status}{', ' + run.end_reason if run.end_reason else ''})",
+        f"- Scenario: `{run.scenario_name}`, Kubernetes {run.version}, {run.node_count} nodes, seed {run.seed}",
+        f"- Virtual time reached: {replayed.t:g} s of {run.duration:g} s",
+    ]
+    if run.drill:
+        lines.append(f"- Drill: `{run.drill}`" + (" (cause not revealed yet)" if hiding else ""))
+    if run.lesson:
+        lines.append(f"- Lesson: `{run.lesson}`")
+    if not hiding:
+        faults = run.document.get("faults") or []
+        lines += ["", "## Scripted faults", ""]
+        lines += [f"- at {f.get('at')}: `{json.dumps(f, sort_keys=True)}`" for f in faults] or ["(none)"]
+    commands = Command.objects.filter(run=run).order_by("seq")
+    lines += ["", "## Trainer's commands", ""]
+    rows = [f"| {c.seq} | {'' if c.at is None else f'{c.at:.3f} s'} | {c.action} | {c.status} |" for c in commands]
+    lines += ["| # | virtual time | action | status |", "|---|---|---|---|", *rows] if rows else ["(none)"]
+    lines += ["", "## Key transitions and their reasons", "", "```", *replayed.timeline, "```", ""]
+    return "\n".join(lines)
+
+
+def focus_node(replayed: Replayed, requested: str | None) -> str:
+    nodes = replayed.nodes
+    if requested:
+        if nodes and requested not in nodes:
+            raise ExportError(f"node: no node named {requested!r} in this run (nodes: {', '.join(nodes[:10])}...)")
+        return requested
+    if "node-2" in nodes or not nodes:
+        return "node-2"
+    return nodes[0]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the sequence diagram: an arrow between lanes, or a note over a lane."""
+
+    t: float
+    kind: str  # "request", "lost" or "note"
+    source: str
+    target: str
+    label: str
+
+
+def lane_of(component: str | None) -> str:
+    return LANE_OF_COMPONENT.get(component or "", "workloads")
+
+
+def safe(text: str) -> str:
+    return UNSAFE.sub(" ", text).strip()
+
+
+def sequence_rows(replayed: Replayed, node: str, start: float, end: float) -> list[Row]:
+    """The focused node's API requests, the decisions about it and the faults, between ``start`` and ``end``."""
+    rows: list[Row] = []
+    for e in replayed.events:
+        if not start <= e["t"] <= end:
+            continue
+        kind = e.get("type")
+        if kind in ("write", "read", "request-failed") and e.get("node") == node:
+            path = "/".join(p for p in (e.get("resource"), e.get("name"), e.get("subresource")) if p)
+            verb = HTTP_VERB.get(e.get("verb", ""), str(e.get("verb", "")).upper())
+            code = "lost" if kind == "request-failed" else str(e.get("code"))
+            rows.append(Row(e["t"], "lost" if kind == "request-failed" else "request", lane_of(e.get("component")),
+                            "kube_apiserver", f"{verb} {path} {code}"))
+        elif kind == "decision" and e.get("node") == node:
+            rows.append(Row(e["t"], "note", lane_of(e.get("component")), "", f"{e.get('rule')}: {e.get('outcome')}"))
+        elif kind == "fault":
+            rows.append(Row(e["t"], "note", "trainer", "", f"FAULT {e.get('summary')}"))
+    return rows[:MAX_ROWS]
+
+
+def used_lanes(rows: list[Row]) -> list[tuple[str, str]]:
+    used = {r.source for r in rows} | {r.target for r in rows if r.target} | {"kube_apiserver"}
+    return [(lane, label) for lane, label, _components in LANES if lane in used]
+
+
+def sequence_mermaid(rows: list[Row], node: str) -> str:
+    lines = ["sequenceDiagram"]
+    for lane, label in used_lanes(rows):
+        suffix = f" {node}" if lane.startswith("kubelet") else ""
+        lines.append(f"    participant {lane} as {safe(label + suffix)}")
+    for row in rows:
+        text = safe(f"{row.t:.3f}s {row.label}")
+        if row.kind == "note":
+            lines.append(f"    Note over {row.source}: {text}")
+        else:
+            lines.append(f"    {row.source}{'-x' if row.kind == 'lost' else '->>'}{row.target}: {text}")
+    return "\n".join(lines) + "\n"
+
+
+LANE_WIDTH = 190
+ROW_HEIGHT = 22
+TOP = 50
+
+
+def sequence_svg(rows: list[Row], node: str) -> str:
+    """The same diagram drawn as plain SVG: lanes as vertical lines, requests as arrows, decisions as notes."""
+    lanes = used_lanes(rows)
+    x = {lane: LANE_WIDTH * i + LANE_WIDTH // 2 for i, (lane, _label) in enumerate(lanes)}
+    width = LANE_WIDTH * len(lanes)
+    height = TOP + ROW_HEIGHT * (len(rows) + 1)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'font-family="sans-serif" font-size="11">',
+        f"<title>{escape(f'API requests and controller decisions about {node}')}</title>",
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
+        'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker></defs>',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+    ]
+    for lane, label in lanes:
+        suffix = f" {node}" if lane.startswith("kubelet") else ""
+        out.append(f'<text x="{x[lane]}" y="20" text-anchor="middle" font-weight="bold">{escape(label + suffix)}</text>')
+        out.append(f'<line x1="{x[lane]}" y1="30" x2="{x[lane]}" y2="{height}" stroke="#999" stroke-dasharray="4 3"/>')
+    for i, row in enumerate(rows):
+        y = TOP + ROW_HEIGHT * i
+        text = escape(f"{row.t:.3f}s {row.label}")
+        if row.kind == "note":
+            out.append(f'<text x="{x[row.source] + 4}" y="{y}" fill="#7a4a00">{text}</text>')
+            continue
+        x1, x2 = x[row.source], x[row.target]
+        colour = "#b00020" if row.kind == "lost" else "#1f4e9a"
+        out.append(f'<line x1="{x1}" y1="{y + 6}" x2="{x2}" y2="{y + 6}" stroke="{colour}" marker-end="url(#arrow)"/>')
+        out.append(f'<text x="{min(x1, x2) + 4}" y="{y + 2}" fill="{colour}">{text}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,128 @@
+"""``GET /api/runs/<id>/export/<name>``: every export is well-formed, names its file, and a drill's export keeps its
+cause hidden until the reveal."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from heartbeat_site.live.models import Run
+from simulation.lessons import get_drill
+
+from .conftest import post_json
+
+DOCUMENT = {
+    "name": "export-me",
+    "title": {"en": "Export me"},
+    "seed": 5,
+    "duration": "5m",
+    "cluster": {"nodes": 3, "workloads": [{"name": "web", "replicas": 3}]},
+    "faults": [{"at": "30s", "action": "stop-kubelet", "node": "node-2"}],
+}
+PARTICIPANT = re.compile(r"^    participant [a-z_]+ as [A-Za-z0-9 ._/\-:=()+,'\[\]@>]+$")
+ARROW = re.compile(r"^    [a-z_]+(->>|-x)[a-z_]+: [A-Za-z0-9 ._/\-:=()+,'\[\]@>]+$")
+NOTE = re.compile(r"^    Note over [a-z_]+: [A-Za-z0-9 ._/\-:=()+,'\[\]@>]+$")
+
+
+@pytest.fixture
+def ended_run(api, dispatched):
+    """A run whose viewers reached 120 s: the stop-kubelet fault at 30 s and node-2 going NotReady."""
+    response = post_json(api, "/api/runs", {"document": DOCUMENT})
+    assert response.status_code == 201, response.content
+    run_id = response.json()["id"]
+    Run.objects.filter(pk=run_id).update(t_reached=120.0, last_seq=10**9, status="finished")
+    return run_id
+
+
+def export(api, run_id: str, name: str, query: str = ""):
+    response = api.get(f"/api/runs/{run_id}/export/{name}{query}")
+    assert response.status_code == 200, response.content
+    assert response["Content-Disposition"] == f'attachment; filename="run-{run_id}-{name}"'
+    return response, response.content.decode("utf-8")
+
+
+@pytest.mark.django_db
+def test_audit_log_is_audit_k8s_io_v1_events(api, ended_run):
+    response, text = export(api, ended_run, "audit.jsonl")
+    assert response["Content-Type"].startswith("application/jsonl")
+    records = [json.loads(line) for line in text.splitlines()]
+    assert len(records) > 50
+    assert all(r["kind"] == "Event" and r["apiVersion"] == "audit.k8s.io/v1" for r in records)
+    assert any(r["objectRef"]["resource"] == "leases" and r["verb"] == "update" for r in records)
+
+
+@pytest.mark.django_db
+def test_event_log_has_every_event_up_to_the_reached_time(api, ended_run):
+    _, text = export(api, ended_run, "events.jsonl")
+    events = [json.loads(line) for line in text.splitlines()]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert max(e["t"] for e in events) <= 120.0
+    assert any(e["type"] == "fault" and e["action"] == "stop-kubelet" for e in events)
+
+
+@pytest.mark.django_db
+def test_summary_names_the_scenario_commands_and_transitions(api, ended_run):
+    response, text = export(api, ended_run, "summary.md")
+    assert response["Content-Type"].startswith("text/markdown")
+    assert text.startswith("# Export me\n")
+    assert "`export-me`" in text and "## Trainer's commands" in text
+    assert "FAULT      stop-kubelet" in text
+    assert re.search(r"node-2 +Ready True -> Unknown", text), text
+
+
+@pytest.mark.django_db
+def test_mermaid_sequence_diagram_follows_its_grammar(api, ended_run):
+    response, text = export(api, ended_run, "sequence.mmd", "?from=20&to=100")
+    assert response["Content-Type"].startswith("text/vnd.mermaid")
+    lines = text.splitlines()
+    assert lines[0] == "sequenceDiagram"
+    for line in lines[1:]:
+        assert PARTICIPANT.match(line) or ARROW.match(line) or NOTE.match(line), line
+    assert any("PUT leases/node-2 200" in line for line in lines)
+    assert any(line.startswith("    Note over nlc: ") and "nlc.mark-unknown" in line for line in lines)
+    times = [float(m.group(1)) for m in (re.search(r": (\d+\.\d+)s ", line) for line in lines) if m]
+    assert times and min(times) >= 20 and max(times) <= 100
+
+
+@pytest.mark.django_db
+def test_sequence_svg_is_xml_for_the_chosen_node(api, ended_run):
+    response, text = export(api, ended_run, "sequence.svg", "?node=node-3&to=60")
+    assert response["Content-Type"].startswith("image/svg+xml")
+    root = ET.fromstring(text)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    labels = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert any("leases/node-3" in label for label in labels)
+    assert not any("leases/node-2" in label for label in labels)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("path", "code", "fragment"),
+    [
+        ("export/report.pdf", "unknown-export", "no export named 'report.pdf'"),
+        ("export/sequence.mmd?from=abc", "bad-query", "?from= must be a virtual time"),
+        ("export/sequence.mmd?to=-1", "bad-query", "?to= must be a virtual time"),
+        ("export/sequence.svg?from=90&to=10", "bad-query", "?from= (90) is after ?to= (10)"),
+        ("export/sequence.svg?node=node-9", "unknown-node", "no node named 'node-9'"),
+    ],
+)
+def test_bad_requests_name_the_problem(api, ended_run, path, code, fragment):
+    response = api.get(f"/api/runs/{ended_run}/{path}")
+    assert response.status_code == 400
+    assert response.json()["error"] == code and fragment in response.json()["message"]
+
+
+@pytest.mark.django_db
+def test_a_drill_export_does_not_name_its_cause_before_the_reveal(api, dispatched):
+    drill = get_drill("silent-node")
+    run_id = post_json(api, "/api/runs", {"drill": drill.name}).json()["id"]
+    Run.objects.filter(pk=run_id).update(t_reached=240.0, last_seq=10**9)
+    for name in ("summary.md", "events.jsonl", "audit.jsonl", "sequence.mmd"):
+        _, text = export(api, run_id, name)
+        assert drill.fault["action"] not in text, name
+    Run.objects.filter(pk=run_id).update(revealed=True)
+    _, text = export(api, run_id, "summary.md")
+    assert drill.fault["action"] in text
