@@ -203,7 +203,8 @@ def sequence_svg(rows: list[Row], node: str) -> str:
     ]
     for lane, label in lanes:
         suffix = f" {node}" if lane.startswith("kubelet") else ""
-        out.append(f'<text x="{x[lane]}" y="20" text-anchor="middle" font-weight="bold">{escape(label + suffix)}</text>')
+        out.append(f'<text x="{x[lane]}" y="20" text-anchor="middle" font-weight="bold">'
+                   f'{escape(label + suffix)}</text>')
         out.append(f'<line x1="{x[lane]}" y1="30" x2="{x[lane]}" y2="{height}" stroke="#999" stroke-dasharray="4 3"/>')
     for i, row in enumerate(rows):
         y = TOP + ROW_HEIGHT * i

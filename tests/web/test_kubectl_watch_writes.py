@@ -70,8 +70,9 @@ async def test_cordon_needs_the_control_token(stack, tmp_path):
     refused = await kubectl.arun("cordon", "node-1", check=False)
     assert "cordoned" not in refused.stdout
     assert refused.stderr.strip() == (
-        'error: unable to cordon node "node-1": nodes "node-1" is forbidden: User "system:anonymous" cannot patch resource '
-        '"nodes" in API group "" at the cluster scope: this run\'s API is read-only without its control token '
+        'error: unable to cordon node "node-1": nodes "node-1" is forbidden: User "system:anonymous" '
+        'cannot patch resource "nodes" in API group "" at the cluster scope: this run\'s API is read-only without '
+        'its control token '
         "(docs/kubectl.md)")
     # kubectl sends --token over TLS only: over HTTP the token goes in the server URL
     wrong = await Kubectl(control_server(stack, run, "not-the-token"), tmp_path).arun("cordon", "node-1", check=False)
