@@ -119,6 +119,12 @@ export class EventHistory {
     return rest;
   }
 
+  /** Forgets every event (a replay seeking back); the columns stay allocated. */
+  clear() {
+    this.rest.fill(null, 0, this.length);
+    this.length = 0;
+  }
+
   /** Seq of the oldest event kept (Infinity when empty). */
   firstSeq() {
     return this.length ? this.seq[0] : Infinity;

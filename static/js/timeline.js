@@ -69,6 +69,13 @@ export class Timeline {
     this.redraw();
   }
 
+  /** Forgets every marker: a replay seeking back draws the ones before its cursor again. */
+  clear() {
+    this.events = [];
+    this.byseq.clear();
+    this.redraw();
+  }
+
   /** Adds events from before the page opened (the run's earlier faults and transitions). */
   merge(events) {
     const all = new Map(this.events.map(({ event }) => [event.seq, event]));

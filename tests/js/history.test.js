@@ -135,3 +135,15 @@ test("'why' finds the decision behind a write in the history", () => {
   assert.equal(findCause({ ...write, t: 13 }, history), null); // more than 2 s later
   assert.equal(findCause({ ...write, component: "kubelet-lease" }, history), null);
 });
+
+test("a cleared history starts again from the events pushed after it (a replay seeking back)", () => {
+  const history = new EventHistory({ max: 10, trim: 2 });
+  for (let seq = 1; seq <= 8; seq++) history.push(renewal(seq));
+  history.clear();
+  assert.equal(history.length, 0);
+  assert.equal(history.get(5), null);
+  history.push(renewal(3));
+  assert.equal(history.length, 1);
+  assert.equal(history.get(3).name, "node-3");
+  assert.equal(history.firstSeq(), 3);
+});
