@@ -157,8 +157,8 @@ def scenario_schema(ref: str = "#/$defs/Scenario") -> tuple[dict[str, Any], dict
             "workloads": {"type": "array", "items": {"$ref": ref + "Workload"}},
             "services": {"type": "array", "items": {"$ref": ref + "Service"}},
         },
-        **{"not": {"required": ["zones", "nodes"]}},
     )
+    cluster["not"] = {"required": ["zones", "nodes"]}  # one of the two ways to give the nodes
     kubelet = _object({
         "nodeStatusUpdateFrequency": _duration(positive=True, maximum=3600),
         "nodeStatusReportFrequency": _duration(positive=True, maximum=24 * 3600),
