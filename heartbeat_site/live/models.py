@@ -176,3 +176,19 @@ class Answer(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["question", "viewer"], name="one_answer_per_viewer")]
+
+
+class Recipe(models.Model):
+    """A session to play again (``/r/<id>``): a scenario document, a seed and the trainer's fault commands with the
+    virtual time each applied at. The id is derived from these (``recipes.recipe_id``), so a link never changes
+    meaning; a run started from it schedules the commands at their times and replays the session event for event."""
+
+    id = models.CharField(primary_key=True, max_length=16, editable=False)
+    document = models.JSONField(help_text="the normalised scenario document")
+    seed = models.BigIntegerField()
+    commands = models.JSONField(default=list, help_text='[{"at": seconds, "command": {...}}] in order')
+    source_run = models.CharField(max_length=32, blank=True, default="", help_text="the run it was taken from")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.document.get('name')}, {len(self.commands)} commands)"

@@ -11,5 +11,7 @@ urlpatterns = [
     path("scenarios/<slug:name>/", views.scenario_link, name="scenario-link"),
     path("s/<slug:scenario_id>", views.shared_scenario, name="shared-scenario"),
     path("s/<slug:scenario_id>/", views.shared_scenario),
+    path("r/<slug:recipe_id>", views.recipe_page, name="recipe"),
+    path("r/<slug:recipe_id>/", views.recipe_page),
     path("lang/<str:code>/", views.switch_language, name="switch-language"),
 ]

@@ -9,7 +9,7 @@ from django.templatetags.static import static
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import get_language
 
-from heartbeat_site.live.models import SharedScenario
+from heartbeat_site.live.models import Recipe, SharedScenario
 from heartbeat_site.pages.cards import card_for, drill_cards, find_scenario, lesson_cards, localized, scenario_cards
 from heartbeat_site.pages.faults import fault_actions
 from heartbeat_site.pages.myths import myth_cards
@@ -75,7 +75,23 @@ def shared_scenario(request: HttpRequest, scenario_id: str) -> HttpResponse:
     shared = SharedScenario.objects.filter(pk=scenario_id.lower()).first()
     if shared is None:
         raise Http404("no such scenario")
-    scenario = load_scenario(shared.document)
+    return _scenario_card_page(request, shared.document, {"shared_id": shared.id,
+                                                           "yaml": dump_document(shared.document)})
+
+
+def recipe_page(request: HttpRequest, recipe_id: str) -> HttpResponse:
+    """A recipe link (``/r/<id>``): a recorded session, whose buttons play it again (live/recipes.py)."""
+    recipe = Recipe.objects.filter(pk=recipe_id.lower()).first()
+    if recipe is None:
+        raise Http404("no such recipe")
+    commands = [{"at": item["at"], "text": " ".join(f"{k}={v}" for k, v in item["command"].items())}
+                for item in recipe.commands]
+    return _scenario_card_page(request, recipe.document, {"recipe": recipe, "commands": commands})
+
+
+def _scenario_card_page(request: HttpRequest, document: dict, extra: dict) -> HttpResponse:
+    """The page of a link to one exact document (a saved scenario, a recipe): its card and start buttons."""
+    scenario = load_scenario(document)
     language = _language()
     return render(
         request,
@@ -83,12 +99,11 @@ def shared_scenario(request: HttpRequest, scenario_id: str) -> HttpResponse:
         {
             "scenario": scenario,
             "card": card_for(scenario, language),
-            "shared_id": shared.id,
-            "yaml": dump_document(shared.document),
             "action_names": action_names(),
             "title": localized(scenario.title, language),
             "watch": localized(scenario.watch, language),
-            "page_config": {"strings": ui_strings(), "lang": language, "document": shared.document},
+            "page_config": {"strings": ui_strings(), "lang": language, "document": document},
+            **extra,
         },
     )
 

@@ -15,7 +15,7 @@ function toast(text) {
   setTimeout(() => item.remove(), 6000);
 }
 
-/** `source`: what the run is of, `{lesson: name}`, `{drill: name}` or `{scenario: name}`. */
+/** `source`: what the run is of, `{lesson: name}`, `{drill: name}`, `{scenario: name}` or `{recipe: id}`. */
 async function start(source, mode, button) {
   const label = button?.textContent;
   if (button) {
@@ -48,7 +48,7 @@ async function start(source, mode, button) {
  *  link page (data-shared): exactly the document the page shows. */
 function sourceOf(data) {
   if (data.shared) return { document: config.document };
-  for (const kind of ["lesson", "drill", "scenario"]) if (data[kind]) return { [kind]: data[kind] };
+  for (const kind of ["lesson", "drill", "scenario", "recipe"]) if (data[kind]) return { [kind]: data[kind] };
   return null;
 }
 

@@ -20,6 +20,11 @@ def scenario_url(request: HttpRequest, scenario_id: str) -> str:
     return f"{base_url(request)}/s/{scenario_id}"
 
 
+def recipe_url(request: HttpRequest, recipe_id: str) -> str:
+    """A recipe link: ``/r/<id>`` plays the captured session again."""
+    return f"{base_url(request)}/r/{recipe_id}"
+
+
 def viewer_url(request: HttpRequest, run_id: str) -> str:
     return f"{base_url(request)}/runs/{run_id}/"
 

@@ -235,6 +235,11 @@ DOCUMENT: dict = {
                                 "document": _SCENARIO_DOC,
                                 "lesson": {"type": "string", "description": "a lesson's name (GET /api/lessons)"},
                                 "drill": {"type": "string", "description": "a drill's name (GET /api/drills)"},
+                                "recipe": {
+                                    "type": "string",
+                                    "description": "a recipe id (POST /api/runs/{id}/recipe): plays its session again; "
+                                    "no seed with it",
+                                },
                                 "speed": {"type": "number", "minimum": MIN_SPEED, "maximum": MAX_SPEED},
                                 "seed": {"type": "integer", "minimum": 0},
                                 "paused": {"type": "boolean"},
@@ -403,6 +408,32 @@ DOCUMENT: dict = {
                     ),
                     "400": _ERROR,
                     "404": _ERROR,
+                },
+            }
+        },
+        "/api/runs/{id}/recipe": {
+            "post": {
+                "summary": "A recipe link of this session: document, seed and the trainer's fault commands with times",
+                "security": [{"controlToken": []}],
+                "parameters": [_RUN_ID],
+                "responses": {
+                    **_ok(
+                        "the recipe: the same session always gets the same id",
+                        {
+                            "type": "object",
+                            "properties": {
+                                "id": {"type": "string"},
+                                "url": {"type": "string", "description": "/r/<id>, the page that starts it"},
+                                "seed": {"type": "integer"},
+                                "commands": {"type": "array", "items": {"type": "object"}},
+                            },
+                            "required": ["id", "url"],
+                        },
+                        "201",
+                    ),
+                    "403": _ERROR,
+                    "404": _ERROR,
+                    "409": _ERROR,
                 },
             }
         },

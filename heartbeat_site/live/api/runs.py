@@ -8,7 +8,7 @@ import redis
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live import classroom, runstore, summary
+from heartbeat_site.live import classroom, recipes, runstore, summary
 from heartbeat_site.live.api import links
 from heartbeat_site.live.api.bodies import json_object
 from heartbeat_site.live.api.scenarios import parse_document
@@ -22,8 +22,8 @@ from heartbeat_site.live.tokens import hash_token, new_token
 
 log = logging.getLogger(__name__)
 
-CREATE_FIELDS = {"scenario", "document", "lesson", "drill", "speed", "seed", "paused"}
-SOURCES = ("scenario", "document", "lesson", "drill")
+CREATE_FIELDS = {"scenario", "document", "lesson", "drill", "recipe", "speed", "seed", "paused"}
+SOURCES = ("scenario", "document", "lesson", "drill", "recipe")
 
 
 def get_run_or_404(run_id: str) -> Run:
@@ -40,8 +40,8 @@ def create(request: HttpRequest) -> JsonResponse:
     if len(given) != 1:
         raise ApiError(400, "scenario-or-document",
                        'give exactly one of "scenario" (a scenario name), "document" (a scenario document), '
-                       '"lesson" or "drill" (their names)')
-    lesson = drill = None
+                       '"lesson" or "drill" (their names), or "recipe" (a recipe id)')
+    lesson = drill = recipe = None
     default_speed = settings.HEARTBEAT["DEFAULT_SPEED"]
     if "lesson" in body:
         lesson = classroom.find_lesson(body["lesson"])
@@ -58,6 +58,11 @@ def create(request: HttpRequest) -> JsonResponse:
             raise ApiError(404, "unknown-scenario",
                            f"scenario: no scenario named {name!r}; GET /api/scenarios lists them")
         scenario = parse_document(document, field="scenario")
+    elif "recipe" in body:
+        if "seed" in body:
+            raise ApiError(400, "recipe-seed", "seed: a recipe plays its own seed; leave seed out")
+        recipe = recipes.find_recipe(body["recipe"])
+        scenario = parse_document(recipe.document, field="recipe")
     else:
         scenario = parse_document(body["document"])
     speed = number_field(body, "speed", minimum=MIN_SPEED, maximum=MAX_SPEED, default=default_speed)
@@ -71,7 +76,7 @@ def create(request: HttpRequest) -> JsonResponse:
     run = Run.objects.create(
         scenario_name=scenario.name,
         document=scenario.document,
-        seed=scenario.seed if seed is None else seed,
+        seed=recipe.seed if recipe else scenario.seed if seed is None else seed,
         version=str(scenario.version),
         node_count=scenario.node_count,
         duration=float(scenario.duration),
@@ -82,6 +87,8 @@ def create(request: HttpRequest) -> JsonResponse:
         lesson=lesson.name if lesson else "",
         drill=drill.name if drill else "",
     )
+    if recipe is not None:
+        recipes.schedule_recipe(run, recipe)
     start_driver(run)
     return JsonResponse(
         {
