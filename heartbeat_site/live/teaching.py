@@ -162,9 +162,6 @@ class LiveLesson(Teaching):
             raise ValueError("the lesson has no step left to start")
         self._apply(starts)
 
-    def state(self) -> dict:
-        return {"steps_started": len(self.runner.started)}
-
     # -- steps ----------------------------------------------------------------------------------
 
     def _apply(self, starts: list[StepStart]) -> None:
@@ -240,9 +237,6 @@ class LiveDrill(Teaching):
 
     def next(self) -> None:
         raise ValueError("a drill has no steps: reveal it")
-
-    def state(self) -> dict:
-        return {"revealed": self.run.revealed}
 
 
 def teaching_for(driver: RunDriver, run: Run) -> Teaching | None:
