@@ -411,6 +411,19 @@ DOCUMENT: dict = {
                 },
             }
         },
+        "/api/runs/{id}/qr.svg": {
+            "get": {
+                "summary": "The run's viewer link as a QR code (SVG), drawn by the site",
+                "parameters": [_RUN_ID],
+                "responses": {
+                    "200": {
+                        "description": "the QR code",
+                        "content": {"image/svg+xml": {"schema": {"type": "string"}}},
+                    },
+                    "404": _ERROR,
+                },
+            }
+        },
         "/api/runs/{id}/recipe": {
             "post": {
                 "summary": "A recipe link of this session: document, seed and the trainer's fault commands with times",

@@ -2,7 +2,18 @@
 
 from django.urls import re_path
 
-from heartbeat_site.live.api import control, events, exports, lessons, openapi, recipes, runs, scenarios, snapshots
+from heartbeat_site.live.api import (
+    control,
+    events,
+    exports,
+    lessons,
+    openapi,
+    qr,
+    recipes,
+    runs,
+    scenarios,
+    snapshots,
+)
 from heartbeat_site.live.api.dispatch import methods
 
 RUN = r"(?P<run_id>[^/]{1,64})"
@@ -24,6 +35,7 @@ urlpatterns = [
     ),
     re_path(rf"^runs/{RUN}/events/?$", methods(GET=events.list_events), name="api-run-events"),
     re_path(rf"^runs/{RUN}/audit/?$", methods(GET=events.list_audit), name="api-run-audit"),
+    re_path(rf"^runs/{RUN}/qr\.svg$", methods(GET=qr.viewer_qr), name="api-run-qr"),
     re_path(rf"^runs/{RUN}/recipe/?$", methods(POST=recipes.create), name="api-run-recipe"),
     re_path(rf"^runs/{RUN}/export/(?P<name>[^/]{{1,64}})$", methods(GET=exports.export), name="api-run-export"),
     re_path(rf"^runs/{RUN}/snapshot/?$", methods(GET=snapshots.snapshot), name="api-run-snapshot"),
