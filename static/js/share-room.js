@@ -1,0 +1,39 @@
+// For the room: the viewer link as a large QR code (drawn by the site, GET /api/runs/<id>/qr.svg), and a recipe
+// link of the session (POST /api/runs/<id>/recipe with the control token, which run-page.js keeps in this tab).
+
+const config = JSON.parse(document.getElementById("run-config").textContent);
+const runId = config.run;
+
+function showQr() {
+  const dialog = document.getElementById("qr-dialog");
+  const image = document.getElementById("qr-image");
+  if (!image.src) image.src = image.dataset.src; // fetched the first time it is shown, not on every page load
+  document.getElementById("qr-link").textContent = new URL(`/runs/${runId}/`, location.origin).href;
+  dialog.showModal();
+}
+
+async function takeRecipe() {
+  const dialog = document.getElementById("recipe-dialog");
+  const link = document.getElementById("recipe-link");
+  const open = document.getElementById("recipe-open");
+  const error = document.getElementById("recipe-error");
+  link.value = "";
+  error.textContent = "";
+  open.removeAttribute("href");
+  dialog.showModal();
+  const token = sessionStorage.getItem(`heartbeat-control-${runId}`);
+  const response = await fetch(`/api/runs/${runId}/recipe`, {
+    method: "POST", credentials: "omit", headers: { Accept: "application/json", Authorization: `Bearer ${token}` },
+  });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    error.textContent = body.message ?? response.statusText;
+    return;
+  }
+  link.value = body.url;
+  open.href = body.url;
+  link.select();
+}
+
+document.getElementById("show-qr")?.addEventListener("click", showQr);
+document.getElementById("take-recipe")?.addEventListener("click", takeRecipe);
