@@ -1,30 +1,37 @@
 """A run's state at any virtual time, for replays: ``GET /api/runs/<id>/snapshot?t=<seconds>``.
 
 A Simulation only goes forward, and it cannot be copied or pickled (its components are generator
-processes), so the checkpoints here are live simulations parked at the times they were last asked
-for: a seek continues the nearest one at or before the target and rebuilds from virtual time 0
-(replay.rebuild: document, seed, applied commands) only when every parked one is past it. A
-scrubber that plays forward thus advances one simulation slice by slice; a seek backwards costs
-one replay from the start (a 15-minute, 180-node run: about half a second, bench/seek_bench.py).
+processes), so the checkpoints here are live simulations parked at virtual times: a seek continues
+the latest one at or before the target, and rebuilds from virtual time 0 (document, seed, applied
+commands: replay.py) only when every parked one is past it. After a seek, a background thread
+parks fresh simulations at the checkpoints ``k * reached / CHECKPOINTS`` that no parked one
+covers, so that the next seek, backwards as well, continues one at most a quarter of the run
+behind (bench/seek_bench.py: a 15-minute, 180-node run).
 
-Memory is bounded by the nodes of the parked simulations (``MAX_PARKED_NODES`` for the process)
-and their number per run. Determinism (docs/simulation-api.md) makes a continued simulation give
+Memory is bounded by the nodes of the parked simulations (``MAX_PARKED_NODES`` for the process,
+about 30 kB a node) and their number per run; runs too large for a set of checkpoints keep only
+the simulation last used. Determinism (docs/simulation-api.md) makes a continued simulation give
 the very snapshot a fresh one run to the same time gives.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from heartbeat_site.live import classroom, detail, frames
-from heartbeat_site.live.models import Run
-from heartbeat_site.live.replay import applied_fault_commands, rebuild
-from simulation import Simulation
+from heartbeat_site.live.models import Command, Run
+from heartbeat_site.live.replay import applied_fault_commands
+from simulation import Simulation, load_scenario
 
-MAX_PARKED_PER_RUN = 3
-MAX_PARKED_NODES = 2_000  # about 11 parked simulations of the 180-node zone outage
+log = logging.getLogger(__name__)
+
+CHECKPOINTS = 4  # checkpoints at a quarter, half, three quarters and the whole of the reached time
+MAX_PARKED_PER_RUN = CHECKPOINTS + 2  # and the places of the last seeks
+MAX_PARKED_NODES = 3_000  # checkpoints for runs of up to 500 nodes
+WARM = True  # build checkpoints in the background after a seek (tests that count rebuilds turn it off)
 
 
 @dataclass
@@ -37,8 +44,9 @@ class Parked:
 
 
 _lock = threading.Lock()
-_parked: OrderedDict[str, list[Parked]] = OrderedDict()  # run id -> its parked simulations, oldest use first
+_parked: OrderedDict[str, list[Parked]] = OrderedDict()  # run id -> its parked simulations, oldest first
 _run_locks: dict[str, threading.Lock] = {}
+_warming: dict[str, threading.Thread] = {}
 
 
 def _run_lock(run_id: str) -> threading.Lock:
@@ -46,10 +54,10 @@ def _run_lock(run_id: str) -> threading.Lock:
         return _run_locks.setdefault(run_id, threading.Lock())
 
 
-def _take(run: Run, t: float) -> Parked | None:
-    """The parked simulation of ``run`` latest at or before ``t``, taken out of the cache."""
+def _take(run_id: str, t: float) -> Parked | None:
+    """The parked simulation of the run latest at or before ``t``, taken out of the cache."""
     with _lock:
-        entries = _parked.get(run.id) or []
+        entries = _parked.get(run_id) or []
         fitting = [entry for entry in entries if entry.sim.now <= t]
         if not fitting:
             return None
@@ -64,26 +72,50 @@ def _park(run_id: str, entry: Parked) -> None:
         entries.append(entry)
         _parked.move_to_end(run_id)
         while len(entries) > MAX_PARKED_PER_RUN:
-            entries.pop(0)
+            entries.remove(_least_useful(entries))
         while sum(e.nodes for runs in _parked.values() for e in runs) > MAX_PARKED_NODES and len(_parked) > 1:
             _parked.pop(next(iter(_parked)))  # the run sought least recently goes first
         if sum(e.nodes for e in entries) > MAX_PARKED_NODES:
             entries[:] = entries[-1:]  # one huge run: keep only the simulation just used
 
 
+def _least_useful(entries: list[Parked]) -> Parked:
+    """The parked simulation that saves the least replay: the one closest after another (or after 0, where a
+    rebuilt one starts)."""
+    ordered = sorted(entries, key=lambda entry: entry.sim.now)
+    gaps = [(entry.sim.now - (ordered[i - 1].sim.now if i else 0.0), i) for i, entry in enumerate(ordered)]
+    return ordered[min(gaps)[1]]
+
+
+def parked_times(run_id: str) -> list[float]:
+    """Virtual times of the run's parked simulations, in order."""
+    with _lock:
+        return sorted(entry.sim.now for entry in _parked.get(run_id) or ())
+
+
 def forget(run_id: str) -> None:
-    """Drop a run's parked simulations (tests; a run deleted)."""
+    """Drop a run's parked simulations (tests, benchmarks)."""
+    wait_warm(run_id)
     with _lock:
         _parked.pop(run_id, None)
 
 
-def _fresh(run: Run) -> Parked:
-    return Parked(rebuild(run), run.node_count, {command.pk for command in applied_fault_commands(run)})
+def _build(run: Run, commands: list[Command]) -> Parked:
+    """A fresh simulation of ``run`` at virtual time 0 with ``commands`` scheduled (replay.rebuild, without
+    the database: the background thread gets the commands from the request's)."""
+    sim = Simulation(load_scenario(run.document), seed=run.seed)
+    for command in commands:
+        sim.schedule_command(command.payload, command.at)
+    return Parked(sim, run.node_count, {command.pk for command in commands})
 
 
-def _catch_up_commands(run: Run, entry: Parked) -> bool:
+def rebuild(run: Run, commands: list[Command]) -> Parked:
+    return _build(run, commands)
+
+
+def _catch_up_commands(entry: Parked, commands: list[Command]) -> bool:
     """Schedule on ``entry`` the commands applied since it was built; False if one is already in its past."""
-    for command in applied_fault_commands(run):
+    for command in commands:
         if command.pk in entry.commands:
             continue
         if command.at < entry.sim.now:
@@ -93,18 +125,66 @@ def _catch_up_commands(run: Run, entry: Parked) -> bool:
     return True
 
 
-def snapshot_at(run: Run, t: float) -> dict:
-    """The snapshot body (``frames.snapshot_body``) of ``run`` at virtual time ``t``, as a viewer gets it."""
+def snapshot_at(run: Run, t: float, *, reached: float | None = None) -> dict:
+    """The snapshot body (``frames.snapshot_body``) of ``run`` at virtual time ``t``, as a viewer gets it.
+
+    ``reached``: the run's reached time, where checkpoints go (``t`` when not given).
+    """
+    commands = applied_fault_commands(run)
     with _run_lock(run.id):
-        entry = _take(run, t)
-        if entry is None or not _catch_up_commands(run, entry):
-            entry = _fresh(run)
+        entry = _take(run.id, t)
+        if entry is None or not _catch_up_commands(entry, commands):
+            entry = rebuild(run, commands)
         entry.sim.run_until(t)
         try:
             snapshot = detail.node_snapshot(entry.sim) if detail.is_node_level(run.node_count) else entry.sim.snapshot()
         finally:
             _park(run.id, entry)
+    if WARM:
+        _warm(run, commands, t if reached is None else reached)
     if classroom.hides_cause(run):  # a drill before its reveal: what its viewers see
         snapshot = classroom.viewer_snapshot(snapshot)
     return frames.snapshot_body(snapshot, {"t": round(t, 6), "speed": run.speed, "paused": True},
                                 snapshot["last_seq"])
+
+
+def missing_checkpoints(parked: list[float], reached: float) -> list[float]:
+    """Checkpoint times no parked simulation covers (none within a checkpoint's spacing before it)."""
+    spacing = reached / CHECKPOINTS
+    wanted = [round(spacing * k, 6) for k in range(1, CHECKPOINTS + 1)]
+    return [mark for mark in wanted if not any(mark - spacing < at <= mark for at in parked)]
+
+
+def _warm(run: Run, commands: list[Command], reached: float) -> None:
+    """Park simulations at the missing checkpoints, in a background thread (one per run at a time)."""
+    if reached <= 0 or run.node_count * MAX_PARKED_PER_RUN > MAX_PARKED_NODES:
+        return
+    with _lock:
+        running = _warming.get(run.id)
+        if running is not None and running.is_alive():
+            return
+        marks = missing_checkpoints(sorted(e.sim.now for e in _parked.get(run.id) or ()), reached)
+        if not marks:
+            return
+        thread = threading.Thread(target=_build_checkpoints, args=(run, commands, marks), daemon=True,
+                                  name=f"seek-checkpoints-{run.id}")
+        _warming[run.id] = thread
+    thread.start()
+
+
+def _build_checkpoints(run: Run, commands: list[Command], marks: list[float]) -> None:
+    try:
+        for mark in marks:
+            entry = _build(run, commands)
+            entry.sim.run_until(mark)
+            _park(run.id, entry)
+    except Exception:  # a checkpoint is an optimisation: a seek without it replays from the start
+        log.exception("checkpoints of run %s", run.id)
+
+
+def wait_warm(run_id: str, timeout: float | None = None) -> None:
+    """Wait until the run's checkpoints are built (tests, benchmarks)."""
+    with _lock:
+        thread = _warming.get(run_id)
+    if thread is not None:
+        thread.join(timeout)

@@ -48,14 +48,39 @@ def seek_to(client, run: Run, t: float) -> dict:
     return response.json()
 
 
-def test_seeking_forwards_and_backwards_gives_the_snapshot_of_a_fresh_run(client, ended_run, monkeypatch):
-    rebuilds = []
+def count_rebuilds(monkeypatch) -> list[str]:
+    rebuilds: list[str] = []
     real_rebuild = seek.rebuild
-    monkeypatch.setattr(seek, "rebuild", lambda run: rebuilds.append(run.id) or real_rebuild(run))
+    monkeypatch.setattr(seek, "rebuild", lambda run, commands: rebuilds.append(run.id) or real_rebuild(run, commands))
+    return rebuilds
+
+
+def test_seeking_forwards_and_backwards_gives_the_snapshot_of_a_fresh_run(client, ended_run, monkeypatch):
+    monkeypatch.setattr(seek, "WARM", False)
+    rebuilds = count_rebuilds(monkeypatch)
     for t in (30.0, 95.5, 200.0, 60.25, 120.0):
         assert seek_to(client, ended_run, t) == fresh_body(ended_run, t), f"snapshot at t={t}"
     # forwards (30 -> 95.5 -> 200) continue one simulation; 60.25 is behind it; 120 continues that one
     assert len(rebuilds) == 2
+
+
+def test_after_a_seek_checkpoints_make_any_later_seek_a_short_replay(client, ended_run,
+                                                                                       monkeypatch):
+    seek_to(client, ended_run, 0.0)  # opening a replay: the checkpoints are built meanwhile
+    seek.wait_warm(ended_run.id, timeout=60)
+    assert seek.parked_times(ended_run.id) == [0.0, 50.0, 100.0, 150.0, 200.0]
+    replayed: list[float] = []  # virtual seconds each seek had to simulate
+    real_take = seek._take
+
+    def take(run_id: str, t: float):
+        entry = real_take(run_id, t)
+        replayed.append(t - (entry.sim.now if entry else 0.0))
+        return entry
+
+    monkeypatch.setattr(seek, "_take", take)
+    for t in (200.0, 75.5, 160.0, 10.0, 120.0):
+        assert seek_to(client, ended_run, t) == fresh_body(ended_run, t), f"snapshot at t={t}"
+    assert max(replayed) <= 50.0, replayed  # a quarter of the run at most, forwards or backwards
 
 
 def test_the_snapshot_shows_the_taint_after_the_grace_period_not_before(client, ended_run):

@@ -36,5 +36,6 @@ def query_time(request: HttpRequest, reached: float) -> float:
 def snapshot(request: HttpRequest, run_id: str) -> HttpResponse:
     run = get_run_or_404(run_id)
     reached, _ = published_position(run)
-    t = query_time(request, round(reached, 6))
-    return HttpResponse(frames.dumps(seek.snapshot_at(run, t)), content_type="application/json")
+    reached = round(reached, 6)
+    t = query_time(request, reached)
+    return HttpResponse(frames.dumps(seek.snapshot_at(run, t, reached=reached)), content_type="application/json")
