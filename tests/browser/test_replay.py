@@ -93,3 +93,26 @@ def test_an_ended_run_replays_and_seeks_to_the_moment_of_the_taint(browser, stac
     expect(page.locator(TAINT)).to_be_visible()
     assert page.errors == [] and page.console_errors == [], (page.errors, page.console_errors)
     assert offsite.offsite == []
+
+
+def test_a_live_viewer_looks_back_and_returns_to_live(browser, stack, artifacts, offsite):
+    run_id = create_run(stack, speed=20)["id"]
+    page = open_page(browser, f"{stack.base}/runs/{run_id}/", offsite)
+    wait_for_cluster(page)
+    page.wait_for_function("window.heartbeat.clock.now() > 40")
+    look_back = page.locator("#btn-replay")
+    expect(look_back).to_have_text("Look back")
+    look_back.click()
+    expect(page.locator("#replay-exit")).to_have_text("Back to live")
+    seek(page, 10.0)
+    expect(page.locator("#clock-time")).to_have_text("T+00:10.0")
+    assert page.evaluate("window.heartbeat.clock.paused")
+    shot(page, artifacts, "replay-look-back-live")
+
+    page.locator("#replay-exit").click()
+    expect(page.locator("#replay-bar")).to_be_hidden()
+    wait_for_cluster(page)
+    page.wait_for_function("window.heartbeat.clock.now() > 45 && !window.heartbeat.clock.paused")
+    expect(look_back).to_be_visible()
+    assert page.errors == [] and page.console_errors == [], (page.errors, page.console_errors)
+    assert offsite.offsite == []
