@@ -144,8 +144,23 @@ export class Replay {
     if (!due.length) this.page.clock.update(clock);
     this.cursor = t;
     this.#showCursor(t);
+    if (paused && this.page.store.nodeLevel) await this.#podCounts(t, token);
     this.page.frames.request();
     return true;
+  }
+
+  /**
+   * A node-level run (a large cluster) counts pods on the server: the events fed as frames do not carry
+   * the counts, so where the replay stops they come from the snapshot at that time (a parked simulation
+   * continued a few seconds on the server).
+   */
+  async #podCounts(t, token) {
+    try {
+      const body = await getJson(`/api/runs/${encodeURIComponent(this.run)}/snapshot?t=${t}`);
+      if (token === this.token) this.page.store.applyFrameExtras({ podCounts: body.snapshot.podCounts ?? {} });
+    } catch {
+      // the counts stay as of the last stop
+    }
   }
 
   play() {

@@ -87,6 +87,14 @@ def test_an_ended_run_replays_and_seeks_to_the_moment_of_the_taint(browser, stac
     expect(page.locator("#replay-at")).to_have_text(clock_text(tainted_at + 4))
     expect(page.locator(TAINT)).to_be_visible()
 
+    page.locator("#replay-speed").select_option("100")  # play at 100x to the end of the run
+    page.locator("#replay-play").click()
+    expect(page.locator("#replay-play")).to_have_text("Pause")
+    page.wait_for_function("window.heartbeat.clock.now() > 170")
+    expect(page.locator("#replay-play")).to_have_text("Play", timeout=10_000)  # it stops at the run's end
+    expect(page.locator("#replay-at")).to_have_text("T+03:00.0")
+    expect(page.locator(f'{NODE2} [data-taint="{UNREACHABLE}:NoExecute"]')).to_be_visible()
+
     page.locator("#replay-exit").click()
     expect(page.locator("#replay-bar")).to_be_hidden()
     wait_for_cluster(page)
@@ -116,3 +124,20 @@ def test_a_live_viewer_looks_back_and_returns_to_live(browser, stack, artifacts,
     expect(look_back).to_be_visible()
     assert page.errors == [] and page.console_errors == [], (page.errors, page.console_errors)
     assert offsite.offsite == []
+
+
+def test_a_large_run_replays_at_node_level(browser, stack, offsite):
+    """120 nodes: sent at node level (pods as counts per node); a seek shows the counts of that time."""
+    document = {**classroom_document("replay-large"), "duration": "2m",
+                "cluster": {"zones": [{"name": "zone-a", "nodes": 60}, {"name": "zone-b", "nodes": 60}],
+                            "workloads": [{"name": "web", "replicas": 240}]}}
+    run_id = create_run(stack, speed=100, document=document)["id"]
+    page = open_page(browser, f"{stack.base}/runs/{run_id}/", offsite)
+    expect(page.locator("#run-end")).to_contain_text("Ended", timeout=90_000)
+    page.locator("#btn-replay").click()
+    seek(page, 1.0)  # the cluster is still starting: no pod runs yet
+    assert page.evaluate("window.heartbeat.store.nodeLevel")
+    assert page.evaluate("window.heartbeat.store.podCounts('node-2').ready") == 0
+    seek(page, 45.0)  # from the snapshot at 15 s (pods counted: none), the events up to 45 s (pods started at 20 s)
+    page.wait_for_function("window.heartbeat.store.podCounts('node-2').ready === 2")
+    assert page.errors == [] and page.console_errors == [], (page.errors, page.console_errors)
