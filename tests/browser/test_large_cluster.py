@@ -209,10 +209,17 @@ def test_zone_outage_spreads_across_the_overview(browser, stack, artifacts, offs
             const box = document.querySelector('#cluster .ov-zones');
             const cells = [...document.querySelectorAll('#cluster .ov-cell[data-node]')];
             const right = Math.max(...cells.map((c) => c.getBoundingClientRect().right));
+            // what sticks out of the window, to name it when the page scrolls sideways
+            const out = [...document.querySelectorAll('body *')]
+                .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 0.5 && e.getClientRects().length)
+                .slice(0, 5)
+                .map((e) => `${e.tagName.toLowerCase()}#${e.id}.${String(e.className).split(' ').join('.')}`);
             return { scrolls: box.scrollHeight > box.clientHeight, inside: right <= box.getBoundingClientRect().right,
-                     size: cells[0].offsetWidth, overflow: document.documentElement.scrollWidth > window.innerWidth };
+                     size: cells[0].offsetWidth, overflow: document.documentElement.scrollWidth > window.innerWidth,
+                     sticking_out: out };
         }""")
-        assert fit["inside"] and not fit["scrolls"] and not fit["overflow"], fit
+        shot(page, artifacts, f"overview-{name}-{other[0]}")
+        assert fit["inside"] and not fit["scrolls"] and not fit["overflow"], f"{name} at {other}: {fit}"
         shots(page, artifacts, f"overview-outage-{name}-{other[0]}")
 
     # Hover names the node; a click focuses it: its full card under the overview, on that page only.

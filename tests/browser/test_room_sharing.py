@@ -19,6 +19,7 @@ def test_qr_code_and_recipe_link_from_the_control_page(browser, stack, artifacts
     trainer = open_page(browser, run["control_url"], offsite)
     wait_for_cluster(trainer)
 
+    trainer.locator(".share summary").click()  # the class's link and the session's are in the Share menu
     trainer.locator("#show-qr").click()
     dialog = trainer.locator("#qr-dialog")
     expect(dialog).to_be_visible()
