@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test suite (after `make lint`: ruff and mypy): everything but the browser tests, the
-# API/persistence tests again on PostgreSQL when one answers, then the browser tests in their own pytest process (Playwright's
-# sync API keeps an event loop running, which breaks every pytest-asyncio test collected after
-# it), then the front-end's node tests.
+# API/persistence tests again on PostgreSQL when one answers, and meanwhile the browser tests in
+# their own pytest process (Playwright's sync API keeps an event loop running, which breaks every
+# pytest-asyncio test collected after it); then the front-end's node tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -10,7 +10,6 @@ status=0
 passed=0
 failed=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 
 # Add up the "N passed" / "N failed" (and errors) of a runner's summary for the closing line.
 count() {
@@ -33,6 +32,21 @@ run_pytest() {
   return 0
 }
 
+# The browser tests run in a process of their own beside the rest (they wait on a browser and a
+# live stack more than they compute). They get an embedded Redis of their own (REDIS_URL unset for
+# them) and each pytest process has its own SQLite test database, so neither sees the other's runs.
+browser_pid=""
+browser_log=$(mktemp)
+trap 'rm -f "$log" "$browser_log"' EXIT
+if [ -d tests/browser ] && find tests/browser -name 'test_*.py' | grep -q .; then
+  if [ ! -x /usr/bin/chromium ]; then
+    echo "== installing Debian's chromium for the browser tests"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  fi
+  env -u REDIS_URL DJANGO_ALLOW_ASYNC_UNSAFE=true "$PY" -m pytest tests/browser -q >"$browser_log" 2>&1 &
+  browser_pid=$!
+fi
+
 echo "== pytest (all but tests/browser)"
 run_pytest -p no:playwright --ignore=tests/browser -q
 
@@ -50,13 +64,14 @@ else
   echo "== PostgreSQL not reachable on 127.0.0.1:5432: persistence tests ran on SQLite only"
 fi
 
-if [ -d tests/browser ] && find tests/browser -name 'test_*.py' | grep -q .; then
-  if [ ! -x /usr/bin/chromium ]; then
-    echo "== installing Debian's chromium for the browser tests"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  fi
-  echo "== pytest tests/browser"
-  DJANGO_ALLOW_ASYNC_UNSAFE=true run_pytest tests/browser -q
+if [ -n "$browser_pid" ]; then
+  echo "== pytest tests/browser (ran beside the others)"
+  wait "$browser_pid"
+  rc=$?
+  cat "$browser_log"
+  cp "$browser_log" "$log"
+  count
+  [ $rc -ne 0 ] && [ $rc -ne 5 ] && status=$rc
 fi
 
 if [ -f package.json ] && grep -q '"test"' package.json; then
