@@ -217,8 +217,10 @@ class RunConsumer(AsyncWebsocketConsumer):
     async def _send_kept_frames(self, after: int, upto: int | None) -> None:
         """Node level: the kept frame texts as they were; a fresh snapshot if they no longer go back that far."""
         kept = await asyncio.to_thread(runstore.frames_after, self.run_id, after, upto)
-        if kept is None:
-            await self._send_snapshot()
+        if kept is None or (upto is not None and upto > after and (not kept or kept[-1][1] < upto)):
+            # Not (all) kept: older than what Redis keeps, or published without a frame (a driver
+            # killed between logging events and storing their frame). A fresh snapshot, never a gap.
+            await self._send_snapshot(fresh=True)
             return
         for first, last, text in kept:
             await self.send(text_data=_shared_frame_text(self.run_id, first, last, text))

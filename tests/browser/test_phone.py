@@ -256,6 +256,9 @@ def test_a_long_title_keeps_the_wide_top_bar_on_one_line(browser, stack, artifac
     cut = title.evaluate("el => el.scrollWidth > el.clientWidth && getComputedStyle(el).textOverflow === 'ellipsis'")
     assert cut
     height = page.locator(".topbar").evaluate("el => el.getBoundingClientRect().height")
-    assert height <= 50, height
+    parts = page.locator(".topbar > *, .clockbar > *").evaluate_all(
+        "els => els.map(e => [e.className || e.tagName, Math.round(e.getBoundingClientRect().width),"
+        " Math.round(e.getBoundingClientRect().top)])")
+    assert height <= 50, (height, [p for p in parts if p[2] > 20])
     shot(page, artifacts, "run-long-title-1920")
     context.close()

@@ -45,7 +45,8 @@ def seek(page, t: float) -> None:
     """Drag the scrubber to ``t`` and let go (the range input's change event), then wait for the clock."""
     page.locator("#replay-time").evaluate(
         "(el, t) => { el.value = String(t); el.dispatchEvent(new Event('change')); }", t)
-    expect(page.locator("#replay-at")).to_have_text(clock_text(t))
+    # the server may have to simulate the run up to t first (no checkpoint yet): that can take a while
+    expect(page.locator("#replay-at")).to_have_text(clock_text(t), timeout=30_000)
     page.wait_for_function("t => Math.abs(window.heartbeat.clock.now() - t) < 1e-6", arg=t)
 
 
