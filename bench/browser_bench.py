@@ -300,15 +300,21 @@ DIAGRAMS_OPEN = """() => new Promise((resolve) => {
 })"""
 
 
+def recorded_stream(nodes: int, seconds: float, fps: float) -> tuple[dict, list[str], int]:
+    """The snapshot, the frames' texts a page will be fed and their number of events, simulated
+    beforehand (and said so)."""
+    t0 = time.monotonic()
+    snapshot, stream = frames(nodes, seconds, fps)
+    events = sum(len(m.get("events", [])) for m in stream)
+    print(f"simulated {nodes} nodes for {seconds:.0f} s: {events} events in {len(stream)} frames "
+          f"({time.monotonic() - t0:.1f} s)", flush=True)
+    return snapshot, [json.dumps(msg) for msg in stream], events
+
+
 def run(args) -> dict:
     from playwright.sync_api import sync_playwright
 
-    t0 = time.monotonic()
-    snapshot, stream = frames(args.nodes, args.seconds, args.fps)
-    events = sum(len(m.get("events", [])) for m in stream)
-    print(f"simulated {args.nodes} nodes for {args.seconds:.0f} s: {events} events in {len(stream)} frames "
-          f"({time.monotonic() - t0:.1f} s)", flush=True)
-    messages = [json.dumps(msg) for msg in stream]
+    snapshot, messages, events = recorded_stream(args.nodes, args.seconds, args.fps)
     server, base = serve()
     replay = (SocketReplay if args.transport == "socket" else PlaywrightReplay)(json.dumps(snapshot))
     try:

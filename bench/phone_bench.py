@@ -25,7 +25,7 @@ import statistics
 import time
 
 # bench/ is this script's directory, so its sibling imports as a module.
-from browser_bench import CHROMIUM_ARGS, SocketReplay, frame_times, frames, serve
+from browser_bench import CHROMIUM_ARGS, SocketReplay, frame_times, recorded_stream, serve
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 3}
 GOAL_FRAME_MS = 16
@@ -49,12 +49,7 @@ RUN_DRAWN = """() => new Promise((resolve) => {
 def run(args) -> dict:
     from playwright.sync_api import sync_playwright
 
-    t0 = time.monotonic()
-    snapshot, stream = frames(args.nodes, args.seconds, args.fps)
-    events = sum(len(m.get("events", [])) for m in stream)
-    print(f"simulated {args.nodes} nodes for {args.seconds:.0f} s: {events} events in {len(stream)} frames "
-          f"({time.monotonic() - t0:.1f} s)", flush=True)
-    messages = [json.dumps(msg) for msg in stream]
+    snapshot, messages, events = recorded_stream(args.nodes, args.seconds, args.fps)
     server, base = serve()
     replay = SocketReplay(json.dumps(snapshot))
     try:

@@ -263,6 +263,7 @@ class GroupListener:
     """What the driver sends the run's viewers (the group messages every ASGI process's feed gets)."""
 
     def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
         self.layer = get_channel_layer()
         # the layer's messages are msgpack: a client that does not decode responses
         self.client = redis.Redis.from_url(settings.REDIS_URL)
@@ -284,6 +285,15 @@ class GroupListener:
     def close(self) -> None:
         self.pubsub.close()
         self.client.close()
+
+
+def drive_until_it_ends(run: Run, outcome: str, timeout: float = 30.0) -> GroupListener:
+    """Drive ``run`` in a thread until its driver returns ``outcome``; what its viewers were sent."""
+    listener = GroupListener(run.id)
+    thread, _, outcomes = drive_in_thread(run.id)
+    thread.join(timeout)
+    assert outcomes == [outcome]
+    return listener
 
 
 def test_viewers_get_a_clock_message_on_pause_and_each_quiet_second(run_factory):
@@ -313,24 +323,17 @@ def test_viewers_get_a_clock_message_on_pause_and_each_quiet_second(run_factory)
 
 def test_viewers_are_told_when_a_run_ends_idle(run_factory, settings):
     settings.HEARTBEAT = {**settings.HEARTBEAT, "IDLE_SECONDS": 1.0}
-    run = run_factory(speed=1, duration="30m")
-    listener = GroupListener(run.id)
-    thread, _, outcome = drive_in_thread(run.id)
-    thread.join(15)
-    assert outcome == ["idle"]
+    listener = drive_until_it_ends(run_factory(speed=1, duration="30m"), "idle")
     [status] = listener.texts("run.status")
     assert status["status"] == "idle" and "nobody watched" in status["reason"]
-    assert status["last_seq"] == int(runstore.read_state(run.id)["last_seq"]) > 0
+    assert status["last_seq"] == int(runstore.read_state(listener.run_id)["last_seq"]) > 0
     listener.close()
 
 
 def test_the_driver_summarises_a_flood_and_counts_what_it_left_out(run_factory, settings):
     settings.HEARTBEAT = {**settings.HEARTBEAT, "FRAME_MAX_EVENTS": 5}
     run = run_factory(speed=100, duration="1m")
-    listener = GroupListener(run.id)
-    thread, _, outcome = drive_in_thread(run.id)
-    thread.join(30)
-    assert outcome == ["finished"]
+    listener = drive_until_it_ends(run, "finished")
     frames = listener.texts("run.frame")
     summarised = [f for f in frames if f.get("summarised")]
     assert summarised, "no frame was summarised"
