@@ -42,10 +42,16 @@ export function framePieces(msg) {
 export class RunConnection {
   /** `handlers`: onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, onDetail, and
    *  for lessons and drills onLesson, onStep, onQuestion, onTally, onReveal, onAnswerAck. */
-  constructor(path, { lastSeq, ...handlers }) {
+  /** `ready`: a promise; messages wait for it (the page's panels being built) while the socket
+   *  already receives them and the worker parses the large ones. */
+  constructor(path, { lastSeq, ready = null, ...handlers }) {
     this.path = path;
     this.handlers = handlers;
     this.lastSeq = lastSeq;
+    this.ready = ready;
+    ready?.finally(() => {
+      this.ready = null;
+    });
     this.retry = 0;
     this.closed = false;
     this.everConnected = false;
@@ -186,7 +192,7 @@ export class RunConnection {
    */
   #enqueue(ws, msg) {
     if (this.queue) this.queue.push([ws, msg]);
-    else if (msg instanceof Promise || msg.type === "snapshot") {
+    else if (this.ready || msg instanceof Promise || msg.type === "snapshot") {
       this.queue = [[ws, msg]];
       this.#drain();
     } else this.#dispatch(msg);
@@ -197,6 +203,7 @@ export class RunConnection {
     // queue goes on, so the page does not stop following the run.
     try {
       while (this.queue.length) {
+        if (this.ready) await this.ready.catch(() => {});
         let msg = null;
         try {
           msg = await this.queue[0][1];

@@ -69,14 +69,20 @@ class RunPage {
   }
 
   /**
-   * Builds the panels, then connects: in several tasks (each well under 50 ms on a 100-node page,
-   * where it was one of ~100 ms), the connection last, so the snapshot finds every panel built.
+   * Connects and builds the panels: in several tasks (each well under 50 ms on a 100-node page,
+   * where it was one of ~100 ms); the connection hands its messages over once every panel is built.
    */
   async #open() {
     const request = () => this.frames.request();
     await nextTask(); // not in the task of the constructor (sessionStorage's first read is slow)
-    await this.#build(request);
+    // The socket opens now and its messages wait for the panels (`ready`): the snapshot's download
+    // and its parse in the JSON worker go on while the panels are built.
+    let built;
+    const ready = new Promise((resolve) => {
+      built = resolve;
+    });
     this.connection = new RunConnection(this.config.ws, {
+      ready,
       lastSeq: () => this.store.lastSeq,
       onSnapshot: (msg) => this.onSnapshot(msg),
       onFrame: (msg) => this.onFrame(msg),
@@ -96,6 +102,12 @@ class RunPage {
       onReveal: (msg) => this.classroom.onReveal(msg),
       onAnswerAck: (msg) => this.classroom.onAnswerAck(msg),
     });
+    try {
+      await this.#build(request);
+      this.built = true;
+    } finally {
+      built();
+    }
     window.heartbeat = this; // tests and the benchmark read the page's state from here
     request();
   }
@@ -498,7 +510,7 @@ class RunPage {
    * changed (structure) and moves what moves (bars, arrows arriving, pulses).
    */
   tick() {
-    if (!this.connection) return; // still building (#open): its end asks for the first pass
+    if (!this.built) return; // still building (#open): its end asks for the first pass
     const now = this.clock.now();
     const c = this.clockEls;
     const clockText = `T+${formatOffset(now)}`;

@@ -96,7 +96,7 @@ function frame(seq) {
 }
 
 /** A connection with handlers that record what they get, in order; resolves `until(n)`. */
-function connect(WorkerClass) {
+function connect(WorkerClass, ready = null) {
   globalThis.location = { protocol: "http:", host: "127.0.0.1:8000" };
   globalThis.WebSocket = FakeWebSocket;
   globalThis.Worker = WorkerClass;
@@ -108,6 +108,7 @@ function connect(WorkerClass) {
     if (waiting && got.length >= waiting.n) waiting.resolve();
   };
   const conn = new RunConnection("/ws/runs/r1/", {
+    ready,
     lastSeq: () => last,
     onSnapshot: (msg) => {
       last = msg.last_seq;
@@ -277,4 +278,27 @@ test("a large snapshot's core/v1 Events stay in its objects (not taken for a fra
   await until(1);
   assert.deepEqual(got[0], snapshot);
   assert.equal(got[0].events, undefined);
+});
+
+test("messages that come while the page builds its panels wait for it, in order, the snapshot already parsed", async () => {
+  let built;
+  const ready = new Promise((resolve) => {
+    built = resolve;
+  });
+  const { conn, ws, got, until } = connect(VmWorker, ready);
+  const snapshot = bigSnapshot();
+  ws.receive(snapshot);
+  ws.receive(frame(501));
+  ws.receive({ type: "clock", clock: { t: 25 } });
+  ws.receive(frame(502));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(got.length, 0); // nothing handed over before the panels are built...
+  assert.equal(conn.jsonWorker.posted, 1); // ...but the snapshot went to the worker at once
+  built();
+  await until(3);
+  assert.deepEqual(got[0], snapshot);
+  assert.deepEqual(got.slice(1).map((m) => m.seq[0]), [501, 502]);
+  ws.receive(frame(503)); // ready: frames go straight through again
+  await until(4);
+  assert.equal(got[3].seq[0], 503);
 });
