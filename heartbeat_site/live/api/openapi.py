@@ -426,7 +426,7 @@ DOCUMENT: dict = {
         },
         "/api/runs/{id}/recipe": {
             "post": {
-                "summary": "A recipe link of this session: document, seed and the trainer's fault commands with times",
+                "summary": "A recipe link of this run: document, seed and the trainer's fault commands with times",
                 "security": [{"controlToken": []}],
                 "parameters": [_RUN_ID],
                 "responses": {
