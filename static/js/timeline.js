@@ -37,9 +37,15 @@ export class Timeline {
     this.nowLine.setAttribute("class", "now-line");
     this.svg.append(this.axis, this.marks, this.nowLine);
     root.replaceChildren(this.svg);
-    this.svg.addEventListener("click", (e) => {
-      const mark = e.target.closest("[data-seq]");
+    const select = (target) => {
+      const mark = target.closest?.("[data-seq]");
       if (mark) this.onSelect?.(this.byseq.get(Number(mark.dataset.seq)));
+      return Boolean(mark);
+    };
+    this.svg.addEventListener("click", (e) => select(e.target));
+    // a marker is a button to the Why? panel, by keyboard too
+    this.svg.addEventListener("keydown", (e) => {
+      if ((e.key === "Enter" || e.key === " ") && select(e.target)) e.preventDefault();
     });
     this.byseq = new Map();
     this.queue = []; // [event, lane] waiting for the next frame pass
@@ -182,6 +188,8 @@ export class Timeline {
     const detail = event.kind ? `${event.kind} ${event.to ?? ""}` : event.action;
     mark.setAttribute("class", `tl-mark tl-${lane} ${event.kind ? `k-${event.kind}` : ""} ${detail?.includes("False") || detail?.includes("Unknown") ? "bad" : ""}`);
     mark.dataset.seq = String(event.seq);
+    mark.setAttribute("tabindex", "0");
+    mark.setAttribute("role", "button");
     const title = document.createElementNS(ns, "title");
     title.textContent = `${formatOffset(event.t)} ${event.node ?? event.key ?? ""} ${detail ?? ""}`;
     mark.append(title);

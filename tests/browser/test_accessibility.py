@@ -93,11 +93,38 @@ def test_keyboard_focus_is_visible(browser, stack, offsite):
             const style = getComputedStyle(el);
             const ring = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2;
             const card = el.classList.contains('node') && parseFloat(style.borderTopWidth) >= 2;  // a node card's own
-            return { what: el.id || el.className || el.tagName, visible: ring || card };
+            return { what: el.id || el.getAttribute('class') || el.tagName, visible: ring || card };
         }""")
         assert focused["visible"], focused
         seen.add(focused["what"])
     assert len(seen) > 10, seen  # the Tab key went through the page, not round one element
+    context.close()
+
+
+def test_arrows_and_timeline_markers_are_explained_from_the_keyboard(browser, stack, offsite):
+    """What a click on an arrow or a marker does (the Why? panel), Enter does on the focused one."""
+    run = create_run(stack, speed=20)
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    offsite.watch(context)
+    page = context.new_page()
+    page.goto(f"{stack.base}/runs/{run['id']}/#control={run['control_token']}")
+    live(page)
+    why = page.locator("#why .why-what")
+    row = page.locator("#sequence g.row.row-request").first  # (the last one may still be arriving)
+    label = row.get_attribute("data-label")
+    row.focus()
+    expect(row).to_be_focused()
+    expect(row).to_have_accessible_name(re.compile(r"^\d\d:\d\d\.\d.*" + re.escape(label)))  # its time, its request
+    page.keyboard.press("Enter")
+    expect(why.first).to_contain_text(label.split(" ")[1])  # e.g. leases/node-2
+    page.locator("#btn-step").click()  # a monitor pass: the timeline gets markers to reach
+    marker = page.locator(".timeline-svg [data-seq][role=button]").last
+    expect(marker).to_be_visible(timeout=30_000)
+    marker.focus()
+    expect(marker).to_be_focused()
+    before = why.first.inner_text()
+    page.keyboard.press(" ")
+    expect(why.first).not_to_have_text(before)  # the Why? panel now explains the marker's event
     context.close()
 
 

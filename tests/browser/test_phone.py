@@ -200,7 +200,8 @@ def test_a_lesson_question_takes_the_phone_screen(browser, stack, artifacts, off
     page = open_on(browser, f"{stack.base}/runs/{run['id']}/", offsite, PHONE, lang=lang)
     live(page)
     card = page.locator(".question-card")
-    expect(card).to_be_visible(timeout=30_000)
+    # the question comes at its step's virtual time; the module's worker also drives its other runs
+    expect(card).to_be_visible(timeout=60_000)
     box = card.bounding_box()
     assert box["width"] >= PHONE[0] - 20 and box["x"] >= 0, box
     top_bar = page.locator(".topbar").bounding_box()

@@ -52,7 +52,7 @@ export class SequenceView {
     this.head = root.querySelector(".seq-head");
     this.scroller = root.querySelector(".seq-scroll");
     this.lifelineSvg = d3.select(this.scroller).append("svg").attr("class", "seq-lifelines").attr("aria-hidden", "true");
-    this.blocksLayer = d3.select(this.scroller).append("div").attr("class", "seq-blocks").attr("role", "img")
+    this.blocksLayer = d3.select(this.scroller).append("div").attr("class", "seq-blocks").attr("role", "group")
       .attr("aria-labelledby", "seq-title").node();
     this.liveButton = root.querySelector(".seq-live");
     this.zonesBox = root.parentElement?.querySelector(".seq-zones") ?? document.createElement("div");
@@ -79,10 +79,15 @@ export class SequenceView {
       this.dirty = true;
       this.schedule(); // the user is scrolling: draw the rows coming into view at once
     }, { passive: true });
-    this.scroller.addEventListener("click", (e) => {
-      const g = e.target.closest?.("g.row");
+    const select = (target) => {
+      const g = target.closest?.("g.row");
       const item = g && this.drawn.get(Number(g.dataset.seq));
       if (item) this.onSelect?.(item.row.event);
+      return Boolean(item);
+    };
+    this.scroller.addEventListener("click", (e) => select(e.target));
+    this.scroller.addEventListener("keydown", (e) => {
+      if ((e.key === "Enter" || e.key === " ") && select(e.target)) e.preventDefault();
     });
     this.liveButton?.addEventListener("click", () => {
       this.follow = true;
@@ -367,7 +372,9 @@ export class SequenceView {
     if (row.read) classes.push("read");
     if (row.event?.component) classes.push(`c-${row.event.component}`);
     g.attr("class", classes.join(" ")).attr("data-seq", row.seq).attr("data-kind", row.kind)
-      .attr("data-node", row.node ?? "").attr("data-label", row.label);
+      .attr("data-node", row.node ?? "").attr("data-label", row.label)
+      // a row is a button to the Why? panel, by keyboard too (Enter or Space: see the constructor)
+      .attr("tabindex", 0).attr("role", "button"); // named by its text: the time and the request or decision
     // Scrolling back to a row later does not replay its arrival.
     if (this.fresh.delete(row.seq)) this.arrivedAt.set(row.seq, now);
     const y = top + 15;
