@@ -110,7 +110,10 @@ def test_arrows_and_timeline_markers_are_explained_from_the_keyboard(browser, st
     page.goto(f"{stack.base}/runs/{run['id']}/#control={run['control_token']}")
     live(page)
     why = page.locator("#why .why-what")
-    row = page.locator("#sequence g.row.row-request").first  # (the last one may still be arriving)
+    page.locator("#btn-pause").click()  # a diagram that stands still: its rows stay where they are
+    expect(page.locator("body")).to_have_attribute("data-paused", "true")
+    seq = page.locator("#sequence g.row.row-request").first.get_attribute("data-seq")
+    row = page.locator(f'#sequence g.row[data-seq="{seq}"]')
     label = row.get_attribute("data-label")
     row.focus()
     expect(row).to_be_focused()
