@@ -78,12 +78,18 @@ def test_no_serious_axe_violation(browser, stack, offsite, theme, size):
     assert offsite.offsite == []
 
 
-def test_keyboard_focus_is_visible(browser, stack, offsite):
+def open_control_page(browser, stack, offsite):
+    """A new run's control page on a laptop screen: (context, page)."""
     run = create_run(stack, speed=20)
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     offsite.watch(context)
     page = context.new_page()
     page.goto(f"{stack.base}/runs/{run['id']}/#control={run['control_token']}")
+    return context, page
+
+
+def test_keyboard_focus_is_visible(browser, stack, offsite):
+    context, page = open_control_page(browser, stack, offsite)
     live(page, rows=0)
     seen = set()
     for _ in range(40):
@@ -103,11 +109,7 @@ def test_keyboard_focus_is_visible(browser, stack, offsite):
 
 def test_arrows_and_timeline_markers_are_explained_from_the_keyboard(browser, stack, offsite):
     """What a click on an arrow or a marker does (the Why? panel), Enter does on the focused one."""
-    run = create_run(stack, speed=20)
-    context = browser.new_context(viewport={"width": 1366, "height": 768})
-    offsite.watch(context)
-    page = context.new_page()
-    page.goto(f"{stack.base}/runs/{run['id']}/#control={run['control_token']}")
+    context, page = open_control_page(browser, stack, offsite)
     live(page)
     why = page.locator("#why .why-what")
     page.locator("#btn-pause").click()  # a diagram that stands still: its rows stay where they are
