@@ -19,9 +19,13 @@ const files = {
   // slices, so a page downloads only the slices of the characters it shows.
   "@fontsource-variable/noto-sans-sc/index.css": "noto-sans-sc/noto-sans-sc.css",
   "@fontsource-variable/noto-sans-sc/LICENSE": "noto-sans-sc/LICENSE",
+  "yaml/LICENSE": "yaml/LICENSE",
 };
 const folders = {
   "@fontsource-variable/noto-sans-sc/files": "noto-sans-sc/files",
+  // The scenario builder's YAML view (static/js/builder-yaml.js): the package's browser build, ES
+  // modules the page imports as they are (static/vendor/yaml/index.js), no bundler needed.
+  "yaml/browser/dist": "yaml",
 };
 
 rmSync(target, { recursive: true, force: true }); // nothing left over from an older dependency
