@@ -10,6 +10,7 @@ from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
 from simulation.schema import scenario_schema
 
 _ERROR = {"$ref": "#/components/responses/Error"}
+_INVALID = {"$ref": "#/components/responses/InvalidScenario"}
 _RUN_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}, "description": "run id"}
 _AFTER = {
     "name": "after",
@@ -186,7 +187,35 @@ DOCUMENT: dict = {
                 },
                 "responses": {
                     **_ok("valid; the normalised document", {"type": "object"}),
-                    "400": _ERROR,
+                    "400": _INVALID,
+                    "413": _ERROR,
+                },
+            }
+        },
+        "/api/scenarios/preview": {
+            "post": {
+                "summary": "Run a document's first minutes headless: its key transitions at their virtual times",
+                "description": (
+                    "At most 50 nodes and 15 minutes of virtual time (`until`, default 10m, never past the "
+                    "document's `duration`). The same document and seed give the same transitions in a run."
+                ),
+                "requestBody": {
+                    "required": True,
+                    "content": _json(
+                        {
+                            "type": "object",
+                            "properties": {
+                                "document": _SCENARIO_DOC,
+                                "until": {"$ref": "#/components/schemas/ScenarioDuration"},
+                            },
+                            "required": ["document"],
+                            "additionalProperties": False,
+                        }
+                    ),
+                },
+                "responses": {
+                    **_ok("the key transitions and the state at `until`", {"$ref": "#/components/schemas/Preview"}),
+                    "400": _INVALID,
                     "413": _ERROR,
                 },
             }
@@ -522,12 +551,62 @@ DOCUMENT: dict = {
                 "properties": {"error": {"type": "string"}, "message": {"type": "string"}},
                 "required": ["error", "message"],
             },
+            "InvalidScenario": {
+                "type": "object",
+                "description": "error invalid-scenario (or cluster-too-large, preview-too-large, ...): every field "
+                "problem of the document with its path, the messages of `python -m simulation validate`",
+                "properties": {
+                    "error": {"type": "string"},
+                    "message": {"type": "string"},
+                    "errors": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "field": {"type": "string", "description": "e.g. cluster.zones[1].nodes"},
+                                "message": {"type": "string"},
+                            },
+                            "required": ["field", "message"],
+                        },
+                    },
+                },
+                "required": ["error", "message"],
+            },
+            "Preview": {
+                "type": "object",
+                "properties": {
+                    "until": {"type": "number", "description": "virtual seconds the preview ran"},
+                    "node_count": {"type": "integer"},
+                    "transitions": {
+                        "type": "array",
+                        "description": "faults; node Ready, condition, taint and zone changes; pods NotReady and "
+                        "Terminating grouped per node and instant (count, pods)",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "t": {"type": "number"},
+                                "kind": {"type": "string"},
+                                "node": {"type": ["string", "null"]},
+                                "component": {"type": "string"},
+                            },
+                            "required": ["t", "kind"],
+                        },
+                    },
+                    "truncated": {"type": "boolean"},
+                    "summary": {"type": "object", "description": "nodes by Ready, taints, pods at `until`"},
+                },
+                "required": ["until", "transitions", "summary"],
+            },
         },
         "responses": {
             "Error": {
                 "description": "error naming the problem",
                 "content": _json({"$ref": "#/components/schemas/Error"}),
-            }
+            },
+            "InvalidScenario": {
+                "description": "the document's problems, each with its field",
+                "content": _json({"$ref": "#/components/schemas/InvalidScenario"}),
+            },
         },
     },
 }
