@@ -2,11 +2,12 @@
 
 from django.urls import path
 
-from heartbeat_site.pages import views
+from heartbeat_site.pages import build, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("myths/", views.myths, name="myths"),
+    path("build/", build.build_page, name="build"),
     path("runs/<str:run_id>/", views.run_page, name="run"),
     path("scenarios/<slug:name>/", views.scenario_link, name="scenario-link"),
     path("s/<slug:scenario_id>", views.shared_scenario, name="shared-scenario"),
