@@ -10,6 +10,7 @@ import calendar
 import re
 import time
 from datetime import UTC, datetime
+from decimal import Decimal
 
 US = 1_000_000  # microseconds per second
 MS = 1_000
@@ -91,7 +92,7 @@ def format_duration(s: float) -> str:
         return f"{int(s // 60)}m"
     if float(s).is_integer():
         return f"{int(s)}s"
-    return f"{s}s"
+    return f"{Decimal(repr(float(s))):f}s"  # never an exponent (5e-324s), which parse_duration does not read
 
 
 def parse_start_time(value: str) -> int:

@@ -105,7 +105,7 @@ def test_sequence_svg_is_xml_for_the_chosen_node(api, ended_run):
         ("export/report.pdf", "unknown-export", "no export named 'report.pdf'"),
         ("export/sequence.mmd?from=abc", "bad-query", "?from= must be a virtual time"),
         ("export/sequence.mmd?to=-1", "bad-query", "?to= must be a virtual time"),
-        ("export/sequence.svg?from=90&to=10", "bad-query", "?from= (90) is after ?to= (10)"),
+        ("export/sequence.svg?from=90&to=10", "bad-window", "?from= (90) is after ?to= (10)"),
         ("export/sequence.svg?node=node-9", "unknown-node", "no node named 'node-9'"),
     ],
 )

@@ -41,7 +41,7 @@ def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
     start = query_seconds(request, "from", 0.0)
     end = query_seconds(request, "to", t)
     if start > end:
-        raise ApiError(400, "bad-query", f"?from= ({start:g}) is after ?to= ({end:g})")
+        raise ApiError(400, "bad-window", f"?from= ({start:g}) is after ?to= ({end:g})")
     replayed = exports.replay_run(run, t)
     if name == "summary.md":
         body = exports.summary_md(replayed)

@@ -5,13 +5,24 @@ from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
+from heartbeat_site.live.api.events import EVENT_TYPES
+from heartbeat_site.live.commands import CONTROL_ACTIONS
 from heartbeat_site.live.exports import EXPORT_NAMES
 from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
+from simulation import FAULT_ACTIONS
 from simulation.schema import scenario_schema
 
 _ERROR = {"$ref": "#/components/responses/Error"}
+# `x-400-beyond-schema`: the 400s an operation answers to a request its schema accepts, by error code, each with
+# what decides it (the run's nodes or clock, one field against another); tests/web/test_api_fuzz.py holds them to it.
+_SCENARIO_400 = {
+    "invalid-scenario": "what a schema cannot say: a fault's node or zone must exist, its time within the duration, "
+    "one field against another (docs/architecture.md §6.2)",
+    "cluster-too-large": "more nodes than the site's HEARTBEAT_MAX_NODES",
+}
 _INVALID = {"$ref": "#/components/responses/InvalidScenario"}
 _RUN_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}, "description": "run id"}
+_TYPES = "|".join(EVENT_TYPES)
 _AFTER = {
     "name": "after",
     "in": "query",
@@ -103,12 +114,19 @@ _RUN = {
 _COMMAND = {
     "type": "object",
     "description": (
-        'a fault from the simulation\'s vocabulary (e.g. {"action": "stop-kubelet", "node": "node-2"}, optional "for") '
-        f"or pause, resume, step, stop (ends the run), or speed with a value from {MIN_SPEED:g} to {MAX_SPEED:g}"
+        'a fault from the simulation\'s vocabulary (e.g. {"action": "stop-kubelet", "node": "node-2"}, optional "for", '
+        "the fields of the scenario document's faults but at) or pause, resume, step, stop (ends the run), reveal, "
+        f"next, or speed with a value from {MIN_SPEED:g} to {MAX_SPEED:g}"
     ),
-    "properties": {"action": {"type": "string"}, "node": {"type": "string"}, "value": {"type": "number"}},
     "required": ["action"],
-    "additionalProperties": True,
+    "oneOf": [
+        {"properties": {"action": {"const": "speed"}, "value": {"type": "number", "minimum": MIN_SPEED,
+                                                                "maximum": MAX_SPEED}},
+         "required": ["value"], "additionalProperties": False},
+        {"properties": {"action": {"enum": [a for a in CONTROL_ACTIONS if a != "speed"]}},
+         "additionalProperties": False},
+        {"properties": {"action": {"enum": list(FAULT_ACTIONS)}}, "additionalProperties": True},
+    ],
 }
 _COMMAND_RESULT = {
     "type": "object",
@@ -154,9 +172,15 @@ DOCUMENT: dict = {
                 "requestBody": {
                     "required": True,
                     "content": _json(
-                        {"type": "object", "properties": {"document": _SCENARIO_DOC}, "required": ["document"]}
+                        {
+                            "type": "object",
+                            "properties": {"document": _SCENARIO_DOC},
+                            "required": ["document"],
+                            "additionalProperties": False,
+                        }
                     ),
                 },
+                "x-400-beyond-schema": _SCENARIO_400,
                 "responses": {
                     **_ok("saved", _SAVED, "201"),
                     **_ok("the name's document replaced (its id and link are new; earlier links stay)", _SAVED),
@@ -185,6 +209,7 @@ DOCUMENT: dict = {
                         }
                     ),
                 },
+                "x-400-beyond-schema": _SCENARIO_400,
                 "responses": {
                     **_ok("valid; the normalised document", {"type": "object"}),
                     "400": _INVALID,
@@ -212,6 +237,11 @@ DOCUMENT: dict = {
                             "additionalProperties": False,
                         }
                     ),
+                },
+                "x-400-beyond-schema": {
+                    **_SCENARIO_400,
+                    "preview-too-large": "more than the 50 nodes a preview runs",
+                    "bad-until": "until past the 15 minutes a preview runs (a duration's bound written as text)",
                 },
                 "responses": {
                     **_ok("the key transitions and the state at `until`", {"$ref": "#/components/schemas/Preview"}),
@@ -274,9 +304,17 @@ DOCUMENT: dict = {
                                 "paused": {"type": "boolean"},
                             },
                             "additionalProperties": False,
+                            "oneOf": [
+                                {"required": ["scenario"]},
+                                {"required": ["document"]},
+                                {"required": ["lesson"]},
+                                {"required": ["drill"]},
+                                {"required": ["recipe"], "not": {"required": ["seed"]}},
+                            ],
                         }
                     ),
                 },
+                "x-400-beyond-schema": _SCENARIO_400,
                 "responses": {
                     **_ok(
                         "created",
@@ -331,6 +369,10 @@ DOCUMENT: dict = {
                 "security": [{"controlToken": []}],
                 "parameters": [_RUN_ID],
                 "requestBody": {"required": True, "content": _json({"$ref": "#/components/schemas/Command"})},
+                "x-400-beyond-schema": {
+                    "invalid-command": "a fault the run cannot take: a node or zone it does not have, a field its "
+                    "action does not take (the scenario document's faults say which)",
+                },
                 "responses": {
                     **_ok(
                         "accepted: seq and the virtual time at which it applies",
@@ -355,10 +397,10 @@ DOCUMENT: dict = {
                     {
                         "name": "types",
                         "in": "query",
-                        "schema": {"type": "string"},
+                        "schema": {"type": "string", "pattern": f"^({_TYPES})(,({_TYPES}))*$"},
                         "description": (
-                            "comma-separated event types to keep (write, read, request-failed, decision, "
-                            "transition, fault); the page still advances next_after over the others"
+                            f"comma-separated event types to keep ({', '.join(EVENT_TYPES)}); the page still "
+                            "advances next_after over the others"
                         ),
                     },
                 ],
@@ -421,6 +463,7 @@ DOCUMENT: dict = {
                         "description": "virtual seconds, at most the run's clock; absent: the run's clock",
                     },
                 ],
+                "x-400-beyond-schema": {"not-reached": "t is after the virtual time the run has reached"},
                 "responses": {
                     **_ok(
                         "the snapshot as the websocket sends it (node level for large runs; a drill's cause "
@@ -497,6 +540,7 @@ DOCUMENT: dict = {
                     {"name": "node", "in": "query", "schema": {"type": "string"},
                      "description": "sequence diagrams: the node in focus (default node-2, else the first node)"},
                 ],
+                "x-400-beyond-schema": {"bad-window": "from is after to", "unknown-node": "the run has no such node"},
                 "responses": {
                     "200": {
                         "description": "the file, as an attachment",

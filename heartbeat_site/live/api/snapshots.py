@@ -29,7 +29,7 @@ def query_time(request: HttpRequest, reached: float) -> float:
         raise ApiError(400, "bad-query", f"?t= must be a number of virtual seconds >= 0, got {raw!r}")
     t = round(t, 6)
     if t > reached:
-        raise ApiError(400, "bad-query", f"?t={t:g}: the run has reached only t={reached:.6f} s; seek up to it")
+        raise ApiError(400, "not-reached", f"?t={t:g}: the run has reached only t={reached:.6f} s; seek up to it")
     return t
 
 
