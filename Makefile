@@ -65,3 +65,4 @@ bench: setup
 	$(PY) bench/phone_bench.py
 	$(PY) bench/large_bench.py
 	$(PY) bench/recovery_bench.py
+	$(PY) bench/seek_bench.py

@@ -1,15 +1,15 @@
 """Seek benchmark: ``GET /api/runs/<id>/snapshot?t=`` on a 15-minute, 180-node run (the built-in
-zone-outage-large-zones), as the server builds it (heartbeat_site/live/seek.py, then the JSON text).
+zone-outage-large-zones) that reached its end, through the Django view (heartbeat_site/live/api/snapshots.py,
+heartbeat_site/live/seek.py), in rounds each on an empty cache of parked simulations:
 
-A run that reached its end (900 s), in rounds each on an empty cache:
+1. the first seek to the end: nothing is parked, the run is replayed from virtual time 0; then the
+   checkpoints (a quarter, half, three quarters and all of the reached time) are built in the background,
+   and the time until they are ready;
+2. the same seek repeated, then back to the middle and to 700 s: each continues a checkpoint.
 
-1. opening the replay: a seek to 0, after which the checkpoints (a quarter, half, three quarters
-   and all of the reached time) are built in the background; the time until they are ready;
-2. a seek to the end, back to the middle, then to 700 s: each continues a checkpoint;
-3. for comparison, without checkpoints: a seek to the end replays from virtual time 0.
-
-Each row: the median wall time, the snapshot's size and detail level. The database is a
-temporary SQLite file; Redis is not needed (the reached time is the run's own).
+Each row: the median wall time of the request, the body's size and detail level, and the reference workload
+(``reference_ms()`` in bench/simulation_bench.py) to compare machines. The database is a temporary SQLite
+file; Redis an embedded one of its own (the view reads the run's published position there).
 
     python bench/seek_bench.py [--scenario NAME] [--repeat N]
 """
@@ -26,10 +26,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from simulation_bench import reference_ms  # noqa: E402
+
+from heartbeat_site.embedded_redis import start_embedded  # noqa: E402
 
 
-def setup_django(directory: str) -> None:
+def setup_django(directory: str, redis_url: str) -> None:
     os.environ["DATABASE_URL"] = f"sqlite:///{directory}/seek-bench.sqlite3"
+    os.environ["REDIS_URL"] = redis_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heartbeat_site.settings")
     import django
     from django.core.management import call_command
@@ -58,47 +64,61 @@ def timed(action) -> tuple[float, object]:
     return time.perf_counter() - started, result
 
 
+STEPS = ("first seek to the end (replay from 0)", "checkpoints ready (background)", "the same seek again",
+         "back to the middle", "to 700 s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scenario", default="zone-outage-large-zones")
     parser.add_argument("--repeat", type=int, default=3, help="rounds, each on an empty cache (medians reported)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as directory:
-        setup_django(directory)
-        from heartbeat_site.live import frames, seek
+    redis = start_embedded()
+    try:
+        with tempfile.TemporaryDirectory() as directory:
+            setup_django(directory, redis.url)
+            rows = measure(args.scenario, args.repeat)
+    finally:
+        redis.stop()
+    reference = reference_ms()
+    scenario, nodes, end, table = rows
+    print(f"{scenario}: {nodes} nodes, {end:.0f} virtual s; median of {args.repeat} rounds; "
+          f"reference workload {reference:.0f} ms")
+    print(f"{'step':<42} {'t (s)':>7} {'wall (s)':>9} {'body':>9}  detail")
+    for label, t, wall, size, detail in table:
+        at = "" if t is None else f"{t:.1f}"
+        shown = f"{size / 1e6:.2f} MB" if size else ""
+        print(f"{label:<42} {at:>7} {wall:>9.3f} {shown:>9}  {detail}")
 
-        run = ended_run(args.scenario)
-        end = run.t_reached
 
-        def seek_to(t: float) -> tuple[int, str]:
-            body = seek.snapshot_at(run, t, reached=end)
-            return len(frames.dumps(body)), body["snapshot"].get("detail", "objects")
+def measure(name: str, repeat: int) -> tuple[str, int, float, list[tuple]]:
+    from django.test import Client
 
-        steps = [("open the replay (seek to 0)", 0.0), ("checkpoints ready (background)", None),
-                 ("to the end (checkpoint at the end)", end), ("back to the middle (checkpoint there)", end / 2),
-                 ("to 700 s (checkpoint at 675 s)", 700.0), ("to the end without checkpoints (replay from 0)", end)]
-        times: dict[str, list[float]] = {label: [] for label, _ in steps}
-        sizes: dict[str, tuple[int, str]] = {}
-        for _ in range(args.repeat):
-            seek.forget(run.id)
-            seek.WARM = True
-            for label, t in steps:
-                if label.startswith("to the end without"):
-                    seek.forget(run.id)
-                    seek.WARM = False
-                if t is None:
-                    wall, _ = timed(lambda: seek.wait_warm(run.id))
-                    times[label].append(wall)
-                    continue
-                wall, sizes[label] = timed(lambda t=t: seek_to(t))
-                times[label].append(wall)
-        print(f"{args.scenario}: {run.node_count} nodes, {end:.0f} virtual s; median of {args.repeat} rounds")
-        print(f"{'step':<50} {'t (s)':>7} {'wall (s)':>9} {'snapshot':>10}  detail")
-        for label, t in steps:
-            size, detail = sizes.get(label, (0, ""))
-            at = "" if t is None else f"{t:.1f}"
-            shown = f"{size / 1e6:>8.2f}MB" if size else ""
-            print(f"{label:<50} {at:>7} {statistics.median(times[label]):>9.3f} {shown:>10}  {detail}")
+    from heartbeat_site.live import seek
+
+    run = ended_run(name)
+    end = run.t_reached
+    client = Client(HTTP_HOST="127.0.0.1")
+
+    def get(t: float) -> tuple[int, str]:
+        response = client.get(f"/api/runs/{run.id}/snapshot?t={t}")
+        if response.status_code != 200:
+            raise SystemExit(f"GET snapshot?t={t}: {response.status_code} {response.content[:200]!r}")
+        return len(response.content), response.json()["snapshot"].get("detail", "objects")
+
+    targets: dict[str, float | None] = dict(zip(STEPS, (end, None, end, end / 2, 700.0), strict=True))
+    times: dict[str, list[float]] = {label: [] for label in STEPS}
+    sizes: dict[str, tuple[int, str]] = {}
+    for _ in range(repeat):
+        seek.forget(run.id)
+        for label, t in targets.items():
+            if t is None:
+                wall, _ = timed(lambda: seek.wait_warm(run.id))
+            else:
+                wall, sizes[label] = timed(lambda t=t: get(t))
+            times[label].append(wall)
+    table = [(label, t, statistics.median(times[label]), *sizes.get(label, (0, ""))) for label, t in targets.items()]
+    return name, run.node_count, end, table
 
 
 if __name__ == "__main__":
