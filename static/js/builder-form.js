@@ -80,7 +80,7 @@ function el(tag, attrs = {}, ...children) {
   for (const [key, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
     if (key === "className") node.className = value;
-    else if (key in node && key !== "list") node[key] = value;
+    else if (key in node && key !== "list" && key !== "translate") node[key] = value; // translate: "no" is an attribute
     else node.setAttribute(key, value === true ? "" : value);
   }
   node.append(...children.filter((c) => c !== null && c !== undefined));
@@ -197,7 +197,7 @@ function workloadFields(ctx) {
       rowError(base),
       el("div", { className: "fields" },
         field([...base, "name"], t("builder.workload-name"), { value: w?.name, rerender: true }),
-        field([...base, "kind"], t("builder.kind"), { value: w?.kind ?? "Deployment", rerender: true, options: [["Deployment", "Deployment"], ["DaemonSet", "DaemonSet"]], attrs: { "data-op": "kind" } }),
+        field([...base, "kind"], t("builder.kind"), { value: w?.kind ?? "Deployment", rerender: true, options: [["Deployment", "Deployment"], ["DaemonSet", "DaemonSet"]], attrs: { "data-op": "kind", translate: "no" } }),
         daemon ? el("p", { className: "hint daemon-note" }, t("builder.daemonset-replicas"))
           : field([...base, "replicas"], t("builder.replicas"), { kind: "integer", value: w?.replicas, placeholder: "1", attrs: { min: 0 } }),
         field([...base, "nodeSelector"], t("builder.node-selector"), { kind: "labels", value: w?.nodeSelector, placeholder: "kubernetes.io/hostname=node-2", hint: t("builder.labels-hint"), wide: true })),
