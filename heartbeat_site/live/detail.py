@@ -13,6 +13,7 @@ The driver builds these once per frame; consumers forward the text unchanged.
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -21,6 +22,7 @@ from django.conf import settings
 from simulation import Simulation
 
 DETAIL = "nodes"
+OBJECTS_ASK = "objects"  # an ask (``runstore.take_asks``) for the run's whole API state: ``cluster_objects``
 RECENT_NODE_EVENTS = 300  # core/v1 Events about Nodes kept in a node-level snapshot
 KEPT_LABELS = ("kubernetes.io/hostname", "topology.kubernetes.io/zone")
 # Transitions of single pods and their endpoints: at node level they show as pod counts.
@@ -110,6 +112,27 @@ def node_snapshot(sim: Simulation) -> dict:
 def node_detail(sim: Simulation, node: str) -> dict | None:
     """A node's full objects for a viewer that opened it; None if the run has no such node."""
     return sim.node_objects(node)
+
+
+def cluster_objects(sim: Simulation) -> dict:
+    """Every object of the run as Kubernetes JSON, for its Kubernetes API (``heartbeat_site/k8sapi/cluster.py``),
+    which cannot rebuild a large run in time: ``{"type": "objects", "t", "objects"}``, what
+    ``Simulation.snapshot`` holds. The driver answers an ask of kind ``OBJECTS_ASK`` with it right
+    after a flush, so the objects are those of its last published seq, which it adds.
+
+    A drill hides nothing here: its cause is in events and kubelet flags, never in the objects
+    (``simulation/lessons/drills.py``). The collector stays off meanwhile: the objects of a
+    5,000-node run are ~60,000 dicts, and collections over the simulation's heap would cost more
+    than building them (``Simulation.run_until`` does the same).
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        snapshot = sim.snapshot()
+    finally:
+        if collecting:
+            gc.enable()
+    return {"type": OBJECTS_ASK, "t": snapshot["t"], "objects": snapshot["objects"]}
 
 
 # -- frames -----------------------------------------------------------------------------------
