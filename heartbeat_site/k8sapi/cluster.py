@@ -1,41 +1,52 @@
 """The objects of a run as its Kubernetes API serves them, kept current per process.
 
-Where they come from (docs/kubectl.md, "Where the objects come from"):
+Where they come from (docs/kubectl.md, "Where the objects come from"): a base, then the ``write``
+events of the run's event log after it (docs/simulation-api.md, "Snapshot"). The base is
 
-- A run sent to viewers object by object (``detail.is_node_level`` false) has its whole state in
-  the stored snapshot (``runstore.read_snapshot``); applying the ``write`` events logged after it
-  gives the objects at the last published seq (docs/simulation-api.md, "Snapshot"). The pages are
-  built the same way, so a drill hides here exactly what it hides there.
-- A node-level run's snapshot is trimmed (no pods, no EndpointSlices): its objects come from the
-  run rebuilt in this process (``replay.rebuild``, deterministic) and advanced to the published
-  virtual time, with the commands the driver dated on the way.
+- for a run sent to viewers object by object (``detail.is_node_level`` false), its stored
+  snapshot (``runstore.read_snapshot_text``), the very one the pages start from, so a drill hides
+  here exactly what it hides there;
+- for a node-level run, whose stored snapshot is trimmed (no pods, no EndpointSlices), the
+  objects its driver holds, asked for over Redis as a page asks for a node's details
+  (``detail.cluster_objects``): a rebuild of a 5,000-node run would take half a minute;
+- when neither answers (a run past its Redis retention, or between drivers), the run rebuilt in
+  this process (``replay.rebuild``, deterministic) to the published time.
 
 Each process keeps one ``RunObjects`` per run it was asked about and brings it up to the run's
-last seq on each request: a few log reads, not a rebuild. The changes it applies are kept
-(``changes``) for watches, numbered by the objects' own resourceVersion (one counter per run, as
-etcd's revision is one counter per cluster: ``simulation/apiserver.py``).
+last seq on each request: a few log reads, not a rebuild. The changes it applies are kept per
+resource (``changes``) for watches, numbered by the objects' own resourceVersion (one counter per
+run, as etcd's revision is one counter per cluster: ``simulation/apiserver.py``).
 """
 
 from __future__ import annotations
 
-import json
+import bisect
+import gc
 import threading
 import time
+import uuid
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from heartbeat_site.k8sapi.status import K8sError
-from heartbeat_site.live import detail, runstore
-from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
-from heartbeat_site.live.replay import rebuild
-from simulation import Simulation
+import orjson
 
-CHANGES_KEPT = 20_000  # watch events a process keeps per run; an older resourceVersion is 410 Gone
+from heartbeat_site.k8sapi.status import K8sError
+from heartbeat_site.k8sapi.workloads import WORKLOAD_RESOURCES, Workloads
+from heartbeat_site.live import detail, runstore
+from heartbeat_site.live.models import Run
+from heartbeat_site.live.redis_client import get_redis
+from heartbeat_site.live.replay import rebuild
+from simulation import load_scenario
+
+CHANGES_KEPT = 20_000  # watch events a process keeps per run and resource; an older resourceVersion is 410 Gone
 LOG_CHUNK = 5_000
 IDLE_FORGET_SECONDS = 600.0  # a run nobody asked about for this long is dropped from the process
-STORE_RESOURCES = ("nodes", "leases", "pods", "services", "endpointslices", "events")
+DRIVER_WAIT_SECONDS = 15.0  # how long to wait for a driver's objects (it answers between slices)
+SIM_RESOURCES = ("nodes", "leases", "pods", "services", "endpointslices", "events")
+STORE_RESOURCES = SIM_RESOURCES + WORKLOAD_RESOURCES
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 Key = tuple[str, str]  # (namespace, name)
@@ -43,12 +54,25 @@ Key = tuple[str, str]  # (namespace, name)
 
 @dataclass(frozen=True)
 class Change:
-    """One watch event: ``ADDED``, ``MODIFIED`` or ``DELETED`` of ``obj`` (its state after the write)."""
+    """One watch event: ``ADDED``, ``MODIFIED`` or ``DELETED`` of ``obj`` (its state after the write).
+
+    ``lines`` keeps the watch line each way of printing it was sent as, so that the watches of
+    a process encode a change once between them (key: Table or not, and the virtual time of its
+    ages)."""
 
     rv: int
     resource: str
     type: str
     obj: dict
+    lines: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass
+class Changes:
+    """The recent changes of one resource, oldest first."""
+
+    kept: deque[Change] = field(default_factory=lambda: deque(maxlen=CHANGES_KEPT))
+    oldest_rv: int = 0  # changes after this one are all in ``kept``
 
 
 @dataclass
@@ -56,16 +80,15 @@ class RunObjects:
     run_id: str
     node_level: bool
     zero: datetime  # virtual time zero (the scenario's startTime)
+    workloads: Workloads
     objects: dict[str, dict[Key, dict]] = field(default_factory=lambda: {r: {} for r in STORE_RESOURCES})
     last_seq: int = 0
     t: float = 0.0  # virtual seconds of the state last applied
     rv: int = 0  # the highest resourceVersion applied
-    oldest_rv: int = 0  # changes after this one are all in ``changes``
-    changes: deque[Change] = field(default_factory=lambda: deque(maxlen=CHANGES_KEPT))
-    sim: Simulation | None = None  # node level: the run rebuilt here
-    commands_seen: int = 0  # node level: the last command seq scheduled on ``sim``
+    changes: dict[str, Changes] = field(default_factory=lambda: {r: Changes() for r in STORE_RESOURCES})
     used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    _sorted: dict[str, list[Key]] = field(default_factory=dict)  # sorted keys per resource, while unchanged
 
     @property
     def now(self) -> datetime:
@@ -78,49 +101,85 @@ class RunObjects:
             found.update(namespace for namespace, _ in self.objects[resource])
         return sorted(found)
 
+    def sorted_keys(self, resource: str) -> list[Key]:
+        """The keys of ``resource`` in the API server's order, sorted once per set of keys (a list of
+        45,000 pods is read in pages of 500: ``reads.list_body`` bisects this)."""
+        keys = self._sorted.get(resource)
+        if keys is None:
+            keys = self._sorted[resource] = sorted(self.objects[resource])
+        return keys
+
     # -- bringing it up to date ----------------------------------------------------------------
 
-    def load(self, snapshot: dict, last_seq: int) -> None:
-        """Start from a full snapshot of the run at ``last_seq``."""
-        for resource in STORE_RESOURCES:
-            items = snapshot["objects"].get(resource) or ()
+    def load(self, objects: dict, t: float, last_seq: int) -> None:
+        """Start from every object of the run at ``last_seq`` (a snapshot's ``objects``)."""
+        for resource in SIM_RESOURCES:
+            items = objects.get(resource) or ()
             self.objects[resource] = {_key(obj): obj for obj in items}
         self.last_seq = last_seq
-        self.t = float(snapshot["t"])
-        self.rv = max((_rv(obj) for items in self.objects.values() for obj in items.values()), default=0)
-        self.oldest_rv = self.rv
-        self.changes.clear()
+        self.t = float(t)
+        self.rv = max((_rv(obj) for r in SIM_RESOURCES for obj in self.objects[r].values()), default=0)
+        self._sorted.clear()
+        self.workloads.reset(self.objects["pods"].values())
+        for resource, found in self.workloads.objects(self.t, self.rv).items():
+            self.objects[resource] = found
+        for changes in self.changes.values():
+            changes.kept.clear()
+            changes.oldest_rv = self.rv
 
     def apply(self, events: Iterable[dict]) -> None:
         """Apply the successful writes among ``events`` (docs/simulation-api.md, "Snapshot")."""
         for event in events:
             self.last_seq = max(self.last_seq, int(event["seq"]))
             self.t = max(self.t, float(event["t"]))
-            if event["type"] != "write" or event.get("resource") not in self.objects:
+            resource = event.get("resource")
+            if event["type"] != "write" or resource not in SIM_RESOURCES:
                 continue
             obj = event.get("object")
             if obj is None or (event.get("code") or 0) >= 300:
                 continue
-            store = self.objects[event["resource"]]
+            store = self.objects[resource]
             key = _key(obj)
+            old = store.get(key)
             if event.get("removed"):
                 kind = "DELETED"
                 store.pop(key, None)
+                self._sorted.pop(resource, None)
             else:
-                kind = "MODIFIED" if key in store else "ADDED"
+                kind = "MODIFIED" if old is not None else "ADDED"
+                if old is None:
+                    self._sorted.pop(resource, None)
                 store[key] = obj
-            rv = _rv(obj)
-            self.rv = max(self.rv, rv)
-            if len(self.changes) == self.changes.maxlen:
-                self.oldest_rv = self.changes[0].rv
-            self.changes.append(Change(rv, event["resource"], kind, obj))
+            if resource == "pods":
+                self.workloads.pod_changed(old, None if event.get("removed") else obj)
+            self.rv = max(self.rv, _rv(obj))
+            self._record(Change(_rv(obj), resource, kind, obj))
+        self._update_workloads()
 
-    def changes_after(self, rv: int) -> list[Change] | None:
-        """The changes after resourceVersion ``rv``, oldest first; None when older than kept."""
-        if rv < self.oldest_rv:
+    def _update_workloads(self) -> None:
+        """Deployments, ReplicaSets and DaemonSets whose counts the pods just applied changed."""
+        for resource, found in self.workloads.objects(self.t, self.rv, only_changed=True).items():
+            store = self.objects[resource]
+            for key, obj in found.items():
+                kind = "MODIFIED" if key in store else "ADDED"
+                if kind == "ADDED":
+                    self._sorted.pop(resource, None)
+                store[key] = obj
+                self._record(Change(self.rv, resource, kind, obj))
+
+    def _record(self, change: Change) -> None:
+        changes = self.changes[change.resource]
+        if len(changes.kept) == changes.kept.maxlen:
+            changes.oldest_rv = changes.kept[0].rv
+        changes.kept.append(change)
+
+    def changes_after(self, rv: int, resource: str) -> list[Change] | None:
+        """The changes of ``resource`` after resourceVersion ``rv``, oldest first; None when older than kept."""
+        changes = self.changes[resource]
+        if rv < changes.oldest_rv:
             return None
         found = []
-        for change in reversed(self.changes):
+        for change in reversed(changes.kept):
             if change.rv <= rv:
                 break
             found.append(change)
@@ -138,6 +197,11 @@ def _rv(obj: dict) -> int:
         return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
     except ValueError:
         return 0
+
+
+def key_after(keys: list[Key], after: Key) -> int:
+    """The index of the first key after ``after`` in sorted ``keys``."""
+    return bisect.bisect_right(keys, after)
 
 
 # -- the per-process cache ---------------------------------------------------------------------
@@ -160,7 +224,9 @@ def objects_of(run: Run) -> RunObjects:
         current = _RUNS.get(run.id)
         if current is None:
             start = datetime.fromisoformat(run.document["startTime"].replace("Z", "+00:00")).astimezone(UTC)
-            current = _RUNS[run.id] = RunObjects(run.id, detail.is_node_level(run.node_count), start)
+            workloads = Workloads(load_scenario(run.document).document, start, uuid.uuid5(uuid.NAMESPACE_URL, run.id),
+                                  run.seed)
+            current = _RUNS[run.id] = RunObjects(run.id, detail.is_node_level(run.node_count), start, workloads)
         current.used = time.monotonic()
     with current.lock:
         refresh(current, run)
@@ -179,12 +245,10 @@ def refresh(objs: RunObjects, run: Run) -> None:
         target_seq, target_t = int(state["last_seq"]), float(state["t"])
     else:  # Redis forgot the run (retention passed): what the database says it reached
         target_seq, target_t = run.last_seq, run.t_reached
-    if objs.node_level:
-        _advance_rebuilt(objs, run, target_t)
-        return
     if objs.last_seq == 0 or objs.last_seq > target_seq or not _apply_log(objs, target_seq):
-        _load_snapshot(objs, run, target_t)
-        _apply_log(objs, target_seq)
+        with _collector_paused():
+            _load_base(objs, run, target_t)
+            _apply_log(objs, target_seq)
     objs.t = max(objs.t, target_t)
 
 
@@ -198,40 +262,49 @@ def _apply_log(objs: RunObjects, target_seq: int) -> bool:
     return True
 
 
-def _load_snapshot(objs: RunObjects, run: Run, target_t: float) -> None:
-    stored = runstore.read_snapshot_text(run.id)
-    if stored is not None:
-        body = json.loads(stored)
-        if body["snapshot"].get("detail") != detail.DETAIL:
-            objs.load(body["snapshot"], int(body["last_seq"]))
+def _load_base(objs: RunObjects, run: Run, target_t: float) -> None:
+    if not objs.node_level:
+        stored = runstore.read_snapshot_text(run.id)
+        if stored is not None:
+            body = orjson.loads(stored)
+            if body["snapshot"].get("detail") != detail.DETAIL:
+                objs.load(body["snapshot"]["objects"], body["snapshot"]["t"], int(body["last_seq"]))
+                return
+    elif _driven(run.id):
+        answer = _ask_driver(run.id)
+        if answer is not None:
+            objs.load(answer["objects"], answer["t"], int(answer["last_seq"]))
             return
-    # no usable snapshot in Redis (an ended run past its retention): the run rebuilt here
+    # nobody has the objects (an ended run past its retention, a driver not answering): rebuilt here
     sim = rebuild(run)
     sim.run_until(target_t)
     snapshot = sim.snapshot()
-    objs.load(snapshot, int(snapshot["last_seq"]))
+    objs.load(snapshot["objects"], snapshot["t"], int(snapshot["last_seq"]))
 
 
-def _advance_rebuilt(objs: RunObjects, run: Run, target_t: float) -> None:
-    """Node level: advance the run rebuilt in this process to ``target_t``."""
-    if objs.sim is None or objs.sim.now > target_t:
-        objs.sim = rebuild(run)
-        objs.commands_seen = max((c.seq for c in _fault_commands(run, 0)), default=0)
-        objs.sim.run_until(target_t)
-        snapshot = objs.sim.snapshot()
-        objs.load(snapshot, int(snapshot["last_seq"]))
-        objs.t = target_t
-        return
-    if target_t <= objs.sim.now:
-        return
-    for command in _fault_commands(run, objs.commands_seen):  # dated by the driver since the last advance
-        if command.at >= objs.sim.now:
-            objs.sim.schedule_command(command.payload, command.at)
-        objs.commands_seen = command.seq
-    objs.apply(event.to_dict() for event in objs.sim.run_until(target_t) if event.type == "write")
-    objs.t = target_t
+def _driven(run_id: str) -> bool:
+    """Whether a driver holds the run's lease (docs/architecture.md §9.2): only then can it answer."""
+    return bool(get_redis().exists(runstore.lease_key(run_id)))
 
 
-def _fault_commands(run: Run, after_seq: int) -> list[Command]:
-    return list(Command.objects.filter(run=run, kind=CommandKind.FAULT, status=CommandStatus.APPLIED, seq__gt=after_seq)
-                .exclude(at=None).order_by("seq"))
+def _ask_driver(run_id: str) -> dict | None:
+    """The driver's objects (``detail.cluster_objects``), or None when it does not answer with them."""
+    reply = f"{runstore.asks_key(run_id)}:{detail.OBJECTS_ASK}:{uuid.uuid4().hex}"
+    get_redis().rpush(runstore.asks_key(run_id), orjson.dumps({"kind": detail.OBJECTS_ASK, "reply": reply}))
+    text = runstore.wait_answer(reply, DRIVER_WAIT_SECONDS)
+    if text is None:
+        return None
+    answer = orjson.loads(text)
+    return answer if answer.get("type") == detail.OBJECTS_ASK else None
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Loading ~60,000 objects allocates ~a million dicts: without the collector, a third of the time."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()

@@ -8,7 +8,10 @@ back to them, as against any server without aggregated discovery (client-go
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from heartbeat_site.k8sapi.eventsv1 import event_v1
 
 READ_VERBS = ("get", "list", "watch")
 
@@ -22,7 +25,9 @@ class Resource:
     namespaced: bool
     short_names: tuple[str, ...] = ()
     verbs: tuple[str, ...] = READ_VERBS
-    store: str = ""  # the simulation's resource name, when it holds these objects
+    store: str = ""  # the name of the objects in ``cluster.RunObjects``, when it holds them
+    categories: tuple[str, ...] = ()
+    serve: Callable[[dict], dict] | None = None  # the stored object in this resource's shape, when it differs
 
     @property
     def api_version(self) -> str:
@@ -37,11 +42,15 @@ class Resource:
 RESOURCES = (
     Resource("namespaces", "", "v1", "Namespace", False, ("ns",)),
     Resource("nodes", "", "v1", "Node", False, ("no",), (*READ_VERBS, "patch", "delete"), "nodes"),
-    Resource("pods", "", "v1", "Pod", True, ("po",), store="pods"),
-    Resource("services", "", "v1", "Service", True, ("svc",), store="services"),
+    Resource("pods", "", "v1", "Pod", True, ("po",), store="pods", categories=("all",)),
+    Resource("services", "", "v1", "Service", True, ("svc",), store="services", categories=("all",)),
     Resource("events", "", "v1", "Event", True, ("ev",), store="events"),
     Resource("leases", "coordination.k8s.io", "v1", "Lease", True, store="leases"),
     Resource("endpointslices", "discovery.k8s.io", "v1", "EndpointSlice", True, store="endpointslices"),
+    Resource("deployments", "apps", "v1", "Deployment", True, ("deploy",), store="deployments", categories=("all",)),
+    Resource("replicasets", "apps", "v1", "ReplicaSet", True, ("rs",), store="replicasets", categories=("all",)),
+    Resource("daemonsets", "apps", "v1", "DaemonSet", True, ("ds",), store="daemonsets", categories=("all",)),
+    Resource("events", "events.k8s.io", "v1", "Event", True, store="events", serve=event_v1),
 )
 BY_PATH = {(r.group, r.version, r.name): r for r in RESOURCES}
 GROUPS = tuple(dict.fromkeys(r.group for r in RESOURCES if r.group))
@@ -85,7 +94,8 @@ def resource_list(group: str, version: str) -> dict | None:
         "groupVersion": found[0].api_version,
         "resources": [
             {"name": r.name, "singularName": r.kind.lower(), "namespaced": r.namespaced, "kind": r.kind,
-             "verbs": list(r.verbs), **({"shortNames": list(r.short_names)} if r.short_names else {})}
+             "verbs": list(r.verbs), **({"shortNames": list(r.short_names)} if r.short_names else {}),
+             **({"categories": list(r.categories)} if r.categories else {})}
             for r in found
         ],
     }

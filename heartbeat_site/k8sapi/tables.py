@@ -270,6 +270,82 @@ def event_cells(event: dict, now: datetime) -> list:
             count, _name(event)]
 
 
+# -- apps/v1 --------------------------------------------------------------------------------------
+
+CONTAINERS = column("Containers", "Names of each container in the template.", priority=1)
+IMAGES = column("Images", "Images referenced by each container in the template.", priority=1)
+DEPLOYMENT_COLUMNS = [
+    NAME,
+    column("Ready", "Number of the pod with ready state"),
+    column("Up-to-date", "Total number of non-terminated pods targeted by this deployment that have the desired "
+           "template spec."),
+    column("Available", "Total number of available pods (ready for at least minReadySeconds) targeted by this "
+           "deployment."),
+    AGE, CONTAINERS, IMAGES,
+    column("Selector", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the "
+           "ones affected by this deployment. It must match the pod template's labels.", priority=1),
+]
+REPLICASET_COLUMNS = [
+    NAME,
+    column("Desired", "Replicas is the number of desired pods.", type_="integer"),
+    column("Current", "Replicas is the most recently observed number of non-terminating pods.", type_="integer"),
+    column("Ready", "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
+           type_="integer"),
+    AGE, CONTAINERS, IMAGES,
+    column("Selector", "Selector is a label query over pods that should match the replica count.", priority=1),
+]
+DAEMONSET_COLUMNS = [
+    NAME,
+    column("Desired", "The total number of nodes that should be running the daemon pod.", type_="integer"),
+    column("Current", "The number of nodes that are running at least 1 daemon pod and are supposed to run the "
+           "daemon pod.", type_="integer"),
+    column("Ready", "The number of nodes that should be running the daemon pod and have one or more of the daemon "
+           "pod running with a Ready Condition.", type_="integer"),
+    column("Up-to-date", "The total number of nodes that are running updated daemon pod", type_="integer"),
+    column("Available", "The number of nodes that should be running the daemon pod and have one or more of the "
+           "daemon pod running and available (ready for at least spec.minReadySeconds)", type_="integer"),
+    column("Node Selector", "NodeSelector is a selector which must be true for the pod to fit on a node."),
+    AGE, CONTAINERS, IMAGES,
+    column("Selector", "A label query over pods that are managed by the daemon set.", priority=1),
+]
+
+
+def _labels(labels: dict | None) -> str:
+    """``labels.FormatLabels``: sorted ``k=v`` pairs, or ``<none>``."""
+    return ",".join(f"{k}={v}" for k, v in sorted((labels or {}).items())) or "<none>"
+
+
+def _template_cells(obj: dict) -> list:
+    """CONTAINERS, IMAGES and SELECTOR (``layoutContainerCells``, ``metav1.FormatLabelSelector``)."""
+    spec = obj.get("spec") or {}
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or ()
+    selector = (spec.get("selector") or {}).get("matchLabels")
+    return [",".join(c.get("name") or "" for c in containers), ",".join(c.get("image") or "" for c in containers),
+            _labels(selector) if selector else "<none>"]
+
+
+def deployment_cells(deployment: dict, now: datetime) -> list:
+    """``printDeployment``: READY is ready/desired replicas."""
+    spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
+    return [_name(deployment), f"{status.get('readyReplicas') or 0}/{spec.get('replicas') or 0}",
+            status.get("updatedReplicas") or 0, status.get("availableReplicas") or 0, _age(deployment, now),
+            *_template_cells(deployment)]
+
+
+def replicaset_cells(replicaset: dict, now: datetime) -> list:
+    spec, status = replicaset.get("spec") or {}, replicaset.get("status") or {}
+    return [_name(replicaset), spec.get("replicas") or 0, status.get("replicas") or 0,
+            status.get("readyReplicas") or 0, _age(replicaset, now), *_template_cells(replicaset)]
+
+
+def daemonset_cells(daemonset: dict, now: datetime) -> list:
+    spec, status = daemonset.get("spec") or {}, daemonset.get("status") or {}
+    selector = ((spec.get("template") or {}).get("spec") or {}).get("nodeSelector")
+    return [_name(daemonset), status.get("desiredNumberScheduled") or 0, status.get("currentNumberScheduled") or 0,
+            status.get("numberReady") or 0, status.get("updatedNumberScheduled") or 0,
+            status.get("numberAvailable") or 0, _labels(selector), _age(daemonset, now), *_template_cells(daemonset)]
+
+
 PRINTERS: dict[str, tuple[list[dict], Callable[[dict, datetime], list]]] = {
     "nodes": (NODE_COLUMNS, node_cells),
     "pods": (POD_COLUMNS, pod_cells),
@@ -278,11 +354,15 @@ PRINTERS: dict[str, tuple[list[dict], Callable[[dict, datetime], list]]] = {
     "services": (SERVICE_COLUMNS, service_cells),
     "endpointslices": (ENDPOINTSLICE_COLUMNS, endpointslice_cells),
     "events": (EVENT_COLUMNS, event_cells),
+    "deployments": (DEPLOYMENT_COLUMNS, deployment_cells),
+    "replicasets": (REPLICASET_COLUMNS, replicaset_cells),
+    "daemonsets": (DAEMONSET_COLUMNS, daemonset_cells),
 }
 
 
 def row(resource: str, obj: dict, now: datetime) -> dict:
-    """One row, with the object's metadata (``includeObject=Metadata``, the default)."""
+    """One row, with the object's metadata (``includeObject=Metadata``, the default); ``obj`` as
+    stored (an events.k8s.io Event is printed from its core/v1 form, as the real server does)."""
     out: dict = {"cells": PRINTERS[resource][1](obj, now),
                  "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                             "metadata": obj.get("metadata") or {}}}

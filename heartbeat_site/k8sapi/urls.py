@@ -5,7 +5,7 @@ from django.urls import re_path
 from heartbeat_site.k8sapi import views
 
 RUN = r"^runs/(?P<run_id>[^/]{1,64})"
-GROUP = r"(?P<group>[a-z0-9.-]+\.[a-z0-9.-]+)"  # API groups have a dot; "v1" (core) does not
+GROUP = r"(?P<group>[a-z0-9][a-z0-9.-]*)"  # "apps", "coordination.k8s.io"...
 VERSION = r"(?P<version>v[0-9a-z]+)"
 
 urlpatterns = [

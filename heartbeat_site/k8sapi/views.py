@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+import orjson
 import redis
 from asgiref.sync import sync_to_async
 from django.db import InterfaceError, OperationalError
@@ -127,8 +128,13 @@ def _resource_sync(request: HttpRequest, run_id: str, target: Target) -> HttpRes
         return writes.write(request, run, target.resource, target.namespace, target.name, target.subresource)
     if target.subresource:
         raise method_not_allowed(f"{target.resource.name}/{target.subresource}")
+    selection = reads.Selection.of(request, target.resource, target.namespace)  # a bad selector: 400 before a load
     objs = objects_of(run)
     if target.name:
-        return JsonResponse(reads.get_body(request, objs, target.resource, target.namespace, target.name))
-    selection = reads.Selection.of(request, target.resource, target.namespace)
-    return JsonResponse(reads.list_body(request, objs, selection))
+        return _json(reads.get_body(request, objs, target.resource, target.namespace, target.name))
+    return _json(reads.list_body(request, objs, selection))
+
+
+def _json(body: dict) -> HttpResponse:
+    """orjson: a list of 45,000 pods is ~100 MB of JSON, which the json module writes 5 times slower."""
+    return HttpResponse(orjson.dumps(body), content_type="application/json")

@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 
+import orjson
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
@@ -109,14 +110,16 @@ class Watch:
                         yield self._line("ADDED", obj, objs)
             ended = False
             last_bookmark = time.monotonic()
+            store = self.selection.resource.store
             while not ended:
-                changes = objs.changes_after(cursor)
+                changes = objs.changes_after(cursor, store)
                 if changes is None:
-                    yield _error_line(410, f"too old resource version: {cursor} ({objs.oldest_rv})", "Expired")
+                    oldest = objs.changes[store].oldest_rv
+                    yield _error_line(410, f"too old resource version: {cursor} ({oldest})", "Expired")
                     return
                 for change in changes:
-                    if self._selected(change):
-                        yield self._line(change.type, change.obj, objs)
+                    if self.selection.matches(change.obj):
+                        yield self._change_line(change, objs)
                 cursor = max(cursor, objs.rv)
                 if self.bookmarks and time.monotonic() - last_bookmark >= BOOKMARK_SECONDS:
                     last_bookmark = time.monotonic()
@@ -138,8 +141,17 @@ class Watch:
             await fanout.leave(self.run.id, viewer_id)
             await asyncio.to_thread(runstore.remove_viewer, self.run.id, viewer_id)
 
-    def _selected(self, change: Change) -> bool:
-        return change.resource == self.selection.resource.store and self.selection.matches(change.obj)
+    def _change_line(self, change: Change, objs: RunObjects) -> bytes:
+        """The line of a change, encoded once for all the process's watches that print it alike."""
+        if self.table and not self.headers_sent:
+            return self._line(change.type, change.obj, objs)
+        key = (self.selection.resource.group, self.table, objs.t)
+        line = change.lines.get(key)
+        if line is None:
+            if len(change.lines) > 4:  # older clocks' lines: no watch will ask for them again
+                change.lines.clear()
+            line = change.lines[key] = self._line(change.type, change.obj, objs)
+        return line
 
     def _line(self, kind: str, obj: dict, objs: RunObjects) -> bytes:
         if self.table:
@@ -148,8 +160,8 @@ class Watch:
                                 headers=not self.headers_sent)
             self.headers_sent = True
         else:
-            body = obj
-        return (json.dumps({"type": kind, "object": body}, separators=(",", ":")) + "\n").encode()
+            body = reads.served(self.selection.resource, obj)
+        return orjson.dumps({"type": kind, "object": body}) + b"\n"
 
     def _bookmark(self, rv: int) -> bytes:
         resource = self.selection.resource

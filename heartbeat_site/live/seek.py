@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from heartbeat_site.live import classroom, detail, frames
 from heartbeat_site.live.models import Command, Run
-from heartbeat_site.live.replay import applied_fault_commands
+from heartbeat_site.live.replay import applied_fault_commands, schedule_new_commands
 from simulation import Simulation, load_scenario
 
 log = logging.getLogger(__name__)
@@ -115,14 +115,7 @@ def rebuild(run: Run, commands: list[Command]) -> Parked:
 
 def _catch_up_commands(entry: Parked, commands: list[Command]) -> bool:
     """Schedule on ``entry`` the commands applied since it was built; False if one is already in its past."""
-    for command in commands:
-        if command.pk in entry.commands:
-            continue
-        if command.at < entry.sim.now:
-            return False
-        entry.sim.schedule_command(command.payload, command.at)
-        entry.commands.add(command.pk)
-    return True
+    return schedule_new_commands(entry.sim, entry.commands, commands)
 
 
 def snapshot_at(run: Run, t: float, *, reached: float | None = None) -> dict:

@@ -9,7 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .live import ahttp
+from .live import Viewer, ahttp, is_ready_change
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
@@ -63,3 +63,34 @@ async def command(base: str, run: dict, action: str, **fields: str) -> dict:
 
 def lines(text: str) -> list[str]:
     return text.rstrip("\n").split("\n")
+
+
+async def pause(base: str, run: dict, viewer: Viewer) -> None:
+    """Pause the run, read on until its clock says so, and close the viewer."""
+    await command(base, run, "pause")
+    while not (await viewer.next_of_type("clock"))["clock"]["paused"]:
+        pass
+    await viewer.close()
+
+
+async def broken_run(base: str, document: dict, home: Path, speed: float = 50) -> tuple[dict, Kubectl]:
+    """A run of ``document`` whose node-2 kubelet was stopped at t > 20 s, paused once node-2 went Unknown."""
+    run = await new_run(base, document, speed=speed)
+    viewer = await Viewer.open(run["ws_url"], "viewer")
+    await viewer.until(lambda e: e["t"] > 20)
+    await command(base, run, "stop-kubelet", node="node-2")
+    await viewer.until(is_ready_change("node-2", "Unknown"))
+    await pause(base, run, viewer)
+    return run, Kubectl(f"{base}/k8s/runs/{run['id']}", home)
+
+
+async def read_until(process: asyncio.subprocess.Process, predicate, timeout: float = 30.0) -> list[str]:
+    """Lines of a running kubectl up to the first that matches ``predicate``."""
+    seen: list[str] = []
+    async with asyncio.timeout(timeout):
+        while True:
+            line = (await process.stdout.readline()).decode()
+            assert line, f"kubectl ended: {seen}\n{(await process.stderr.read()).decode()}"
+            seen.append(line.rstrip("\n"))
+            if predicate(seen[-1]):
+                return seen

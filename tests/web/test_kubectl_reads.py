@@ -1,5 +1,6 @@
 """The real kubectl against a live run's Kubernetes API (``/k8s/runs/<id>``): discovery, Tables,
-selectors, yaml/json/jsonpath and Status errors, on Daphne with a Celery worker and Redis."""
+selectors, yaml/json/jsonpath and Status errors, the workloads (apps/v1) and events.k8s.io/v1 events,
+on Daphne with a Celery worker and Redis."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from heartbeat_site.k8sapi.tables import since
 from heartbeat_site.live import runstore
 
 from .conftest import small_document
-from .kubectl import Kubectl, command, lines, new_run
+from .kubectl import Kubectl, broken_run, command, lines, new_run, pause, read_until
 from .live import Viewer, is_ready_change, running_stack
 
 pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -25,18 +26,9 @@ def stack(django_db_setup, tmp_path_factory):
         yield live
 
 
-async def broken_run(stack, tmp_path) -> tuple[dict, Kubectl]:
-    """A 3-node run whose node-2 kubelet was stopped, paused once node-2 went Unknown."""
-    run = await new_run(stack.base, {**small_document(), "duration": "10m"}, speed=50)
-    viewer = await Viewer.open(run["ws_url"], "viewer")
-    await viewer.until(lambda e: e["t"] > 20)
-    await command(stack.base, run, "stop-kubelet", node="node-2")
-    await viewer.until(is_ready_change("node-2", "Unknown"))
-    await command(stack.base, run, "pause")
-    while not (await viewer.next_of_type("clock"))["clock"]["paused"]:
-        pass
-    await viewer.close()
-    return run, Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
+def ten_minutes() -> dict:
+    """The 3-node document, long enough for node-2 to go Unknown (``kubectl.broken_run``)."""
+    return {**small_document(), "duration": "10m"}
 
 
 async def at_published_time(run: dict, kubectl: Kubectl, *args: str) -> tuple[str, float]:
@@ -56,7 +48,7 @@ def age(created: str, t: float) -> str:
 
 
 async def test_get_nodes_tables_and_objects(stack, tmp_path):
-    run, kubectl = await broken_run(stack, tmp_path)
+    run, kubectl = await broken_run(stack.base, ten_minutes(), tmp_path)
     out, t = await at_published_time(run, kubectl, "get", "nodes")
     nodes = json.loads(await kubectl.out("get", "nodes", "-o", "json"))["items"]
     assert [n["metadata"]["name"] for n in nodes] == ["node-1", "node-2", "node-3"]
@@ -104,7 +96,7 @@ async def test_get_nodes_tables_and_objects(stack, tmp_path):
 
 
 async def test_pods_events_and_endpointslices(stack, tmp_path):
-    run, kubectl = await broken_run(stack, tmp_path)
+    run, kubectl = await broken_run(stack.base, ten_minutes(), tmp_path)
     pods = json.loads(await kubectl.out("get", "pods", "-A", "-o", "json"))["items"]
     on_node_2 = [p for p in pods if p["spec"].get("nodeName") == "node-2"]
     assert on_node_2
@@ -139,3 +131,93 @@ async def test_pods_events_and_endpointslices(stack, tmp_path):
 
     forbidden = await kubectl.arun("get", "pods", "--field-selector", "spec.hostname=x", check=False)
     assert "field label not supported: spec.hostname" in forbidden.stderr
+
+
+def workload_document() -> dict:
+    document = small_document("workloads")
+    document["duration"] = "10m"
+    document["cluster"]["workloads"] = [{"name": "web", "replicas": 6}, {"name": "agent", "kind": "DaemonSet"}]
+    return document
+
+
+def ready(pod: dict) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions") or ())
+
+
+async def test_deployments_replicasets_daemonsets_count_their_pods(stack, tmp_path):
+    run = await new_run(stack.base, workload_document(), speed=20)
+    viewer = await Viewer.open(run["ws_url"], "viewer")
+    await viewer.until(lambda e: e["t"] > 20)  # the workloads are applied at 15 s
+    kubectl = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
+
+    watching = await kubectl.start("get", "deployment", "web", "-w")
+    try:
+        first = await read_until(watching, lambda line: line.startswith("web "))
+        assert first[0].split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+        assert first[1].split()[1:4] == ["6/6", "6", "6"]
+        await command(stack.base, run, "stop-kubelet", node="node-2")
+        # the node lifecycle controller marks node-2's pods not ready: the Deployment's READY drops
+        dropped = await read_until(watching, lambda line: line.split()[1] != "6/6", timeout=60)
+        assert dropped[-1].split()[0] == "web"
+    finally:
+        watching.kill()
+        await watching.wait()
+    await viewer.until(is_ready_change("node-2", "Unknown"))
+    await pause(stack.base, run, viewer)
+
+    pods = json.loads(await kubectl.out("get", "pods", "-o", "json"))["items"]
+    web = [p for p in pods if p["metadata"]["labels"]["app"] == "web"]
+    agent = [p for p in pods if p["metadata"]["labels"]["app"] == "agent"]
+    web_ready, agent_ready = sum(map(ready, web)), sum(map(ready, agent))
+    assert len(web) == 6 and len(agent) == 3 and web_ready < 6  # node-2's pods are no longer ready
+    replicaset = web[0]["metadata"]["ownerReferences"][0]["name"]
+
+    out = lines(await kubectl.out("get", "deploy,rs,ds", "-A"))
+    blank = [i for i, line in enumerate(out) if not line]
+    deployments, replicasets, daemonsets = out[:blank[0]], out[blank[0] + 1:blank[1]], out[blank[1] + 1:]
+    assert deployments[0].split() == ["NAMESPACE", "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    assert deployments[1].split()[:5] == ["default", "deployment.apps/web", f"{web_ready}/6", "6", str(web_ready)]
+    assert replicasets[0].split() == ["NAMESPACE", "NAME", "DESIRED", "CURRENT", "READY", "AGE"]
+    assert replicasets[1].split()[:5] == ["default", f"replicaset.apps/{replicaset}", "6", "6", str(web_ready)]
+    assert daemonsets[0].split() == ["NAMESPACE", "NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE",
+                                     "NODE", "SELECTOR", "AGE"]
+    assert daemonsets[1].split()[:8] == ["default", "daemonset.apps/agent", "3", "3", str(agent_ready), "3",
+                                         str(agent_ready), "<none>"]
+
+    rs = json.loads(await kubectl.out("get", "rs", replicaset, "-o", "json"))
+    assert rs["metadata"]["uid"] == web[0]["metadata"]["ownerReferences"][0]["uid"]  # the pods' owner itself
+    assert rs["metadata"]["ownerReferences"][0]["name"] == "web"
+    assert rs["spec"]["selector"] == {"matchLabels": {"app": "web"}}
+    ds = json.loads(await kubectl.out("get", "ds", "agent", "-o", "json"))
+    assert ds["metadata"]["uid"] == agent[0]["metadata"]["ownerReferences"][0]["uid"]
+
+    wide = lines(await kubectl.out("get", "deploy", "-o", "wide"))
+    assert wide[0].split()[5:] == ["CONTAINERS", "IMAGES", "SELECTOR"]
+    assert wide[1].split()[5:] == ["web", "registry.example/web:1.0", "app=web"]
+
+    all_kinds = {line.split()[0].split("/")[0] for line in lines(await kubectl.out("get", "all", "--no-headers"))
+                 if line}
+    assert all_kinds == {"pod", "service", "daemonset.apps", "deployment.apps", "replicaset.apps"}
+
+
+async def test_events_in_the_events_k8s_io_v1_shape(stack, tmp_path):
+    _run, kubectl = await broken_run(stack.base, workload_document(), tmp_path)
+
+    table = lines(await kubectl.out("get", "events.v1.events.k8s.io", "-A"))
+    assert table[0].split() == ["NAMESPACE", "LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert any(" NodeNotReady " in row and " node/node-2 " in row for row in table[1:]), table
+
+    legacy_events = json.loads(await kubectl.out("get", "events", "-A", "-o", "json"))["items"]
+    core = {e["metadata"]["name"]: e for e in legacy_events}
+    new = json.loads(await kubectl.out("get", "events.v1.events.k8s.io", "-A", "-o", "json"))["items"]
+    assert {e["metadata"]["name"] for e in new} == set(core)
+    for event in new:
+        legacy = core[event["metadata"]["name"]]
+        assert event["apiVersion"] == "events.k8s.io/v1"
+        assert event["regarding"] == legacy["involvedObject"]
+        assert event["note"] == legacy["message"]
+        assert event["reportingController"] == legacy["source"]["component"]
+        assert event["deprecatedCount"] == legacy["count"]
+        assert event["eventTime"].startswith(legacy["firstTimestamp"].removesuffix("Z"))
+    not_ready = [e for e in new if e["reason"] == "NodeNotReady" and e["regarding"]["name"] == "node-2"]
+    assert not_ready and not_ready[0]["reportingController"] == "node-controller"

@@ -13,7 +13,7 @@ import websockets
 import yaml
 
 from .conftest import small_document
-from .kubectl import KUBECTL, Kubectl, command, new_run
+from .kubectl import KUBECTL, Kubectl, command, new_run, read_until
 from .live import Viewer, ahttp, is_fault, running_stack
 
 pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -23,18 +23,6 @@ pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(trans
 def stack(django_db_setup, tmp_path_factory):
     with running_stack(tmp_path_factory.mktemp("live"), workers=("w1",)) as live:
         yield live
-
-
-async def read_until(process: asyncio.subprocess.Process, predicate, timeout: float = 30.0) -> list[str]:
-    """Lines of a running kubectl up to the first that matches ``predicate``."""
-    seen: list[str] = []
-    async with asyncio.timeout(timeout):
-        while True:
-            line = (await process.stdout.readline()).decode()
-            assert line, f"kubectl ended: {seen}\n{(await process.stderr.read()).decode()}"
-            seen.append(line.rstrip("\n"))
-            if predicate(seen[-1]):
-                return seen
 
 
 async def test_get_nodes_watch_prints_node_2_going_not_ready(stack, tmp_path):

@@ -399,9 +399,15 @@ DOCUMENT: dict = {
                         "in": "query",
                         "schema": {"type": "string", "pattern": f"^({_TYPES})(,({_TYPES}))*$"},
                         "description": (
-                            f"comma-separated event types to keep ({', '.join(EVENT_TYPES)}); the page still "
-                            "advances next_after over the others"
+                            f"comma-separated event types to keep ({', '.join(EVENT_TYPES)}): the page holds up to "
+                            "limit of these; next_after says how far it read"
                         ),
+                    },
+                    {
+                        "name": "detail",
+                        "in": "query",
+                        "schema": {"type": "string", "enum": ["nodes"]},
+                        "description": "nodes: none of the events about single pods (what a large run's page holds)",
                     },
                 ],
                 "responses": {
