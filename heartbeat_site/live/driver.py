@@ -125,7 +125,7 @@ class RunDriver:
         self.duration = run.duration
         t0, seq0 = self._published_position(run)
         self.sim, replayed = replay_until(run, t0)
-        replayed_seq = replayed[-1]["seq"] if replayed else 0
+        replayed_seq = replayed[-1].seq if replayed else 0
         if replayed_seq != seq0:
             log.error("run %s: replay to t=%s gave seq %s, published seq is %s", self.run_id, t0, replayed_seq, seq0)
         self.published_seq = max(seq0, replayed_seq)
@@ -149,7 +149,7 @@ class RunDriver:
             return "lease-lost"
         if self.teaching is not None:
             if t0 > 0 or run.steps_started:
-                self.teaching.restore(replayed, self.sim.now)
+                self.teaching.restore([event.to_dict() for event in replayed], self.sim.now)
             else:
                 self.teaching.begin(self.sim.now)
         self._store_snapshot()

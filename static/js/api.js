@@ -63,8 +63,10 @@ export function parseDuration(value) {
 export const getRun = (id) => request("GET", `/api/runs/${encodeURIComponent(id)}`);
 /** A new run from a whole `POST /api/runs` body: `{scenario|lesson|drill: name}`, optional speed, seed, paused. */
 export const startRun = (body) => request("POST", "/api/runs", { body });
-export const getEvents = (id, after, types) =>
-  request("GET", `/api/runs/${encodeURIComponent(id)}/events?after=${after}&limit=5000&types=${encodeURIComponent(types)}`);
+/** A page of a run's events of `types`; with `nodes` none about single pods (a node-level page holds none). */
+export const getEvents = (id, after, types, { nodes = false } = {}) =>
+  request("GET", `/api/runs/${encodeURIComponent(id)}/events?after=${after}&limit=5000` +
+    `&types=${encodeURIComponent(types)}${nodes ? "&detail=nodes" : ""}`);
 export const sendCommand = (id, token, command) =>
   request("POST", `/api/runs/${encodeURIComponent(id)}/commands`, { body: command, token });
 

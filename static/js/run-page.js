@@ -245,7 +245,7 @@ class RunPage {
   /** A page opened mid-run (or resynced) gets the faults and transitions that came before its
    *  snapshot, so the timeline has its markers (and "why" for them); the snapshot itself carries
    *  objects, not history. Decisions are left out: a 100-node run's monitor-pass records would
-   *  make this megabytes. */
+   *  make this megabytes; so are a large run's pod transitions (its page holds no pods). */
   async #loadHistory(upto) {
     if (!upto) return;
     const token = (this.historyToken = {});
@@ -253,7 +253,7 @@ class RunPage {
     let after = 0;
     try {
       for (let page = 0; page < HISTORY_PAGES && after < upto; page++) {
-        const res = await getEvents(this.config.run, after, "fault,transition");
+        const res = await getEvents(this.config.run, after, "fault,transition", { nodes: this.store.nodeLevel });
         if (this.historyToken !== token) return; // a newer snapshot took over
         for (const event of res.events) if (event.seq <= upto) older.push(event);
         if (!res.has_more || res.next_after <= after) break;

@@ -344,3 +344,69 @@ def test_the_driver_summarises_a_flood_and_counts_what_it_left_out(run_factory, 
     # the log still has every event: the summary left them out of the frame only
     assert [e["seq"] for e in logged_events(run.id)] == list(range(1, frames[-1]["seq"][1] + 1))
     listener.close()
+
+
+def test_paging_through_what_redis_forgot_goes_on_from_page_to_page(run_factory, monkeypatch):
+    """A client paging through a run's older events (beyond the bounded log) gets exactly the logged
+    events, and the server replays the run once for all the pages, not once per page."""
+    from django.test import Client
+
+    from heartbeat_site.live import replay
+
+    run = run_factory(speed=100, duration="1m")
+    thread, _, _ = drive_in_thread(run.id)
+    thread.join(30)
+    published = logged_events(run.id)
+    get_redis().delete(runstore.log_key(run.id))
+    built = []
+    real_init = replay.ReplayCursor.__init__
+    monkeypatch.setattr(replay.ReplayCursor, "__init__", lambda self, *a: (built.append(1), real_init(self, *a))[1])
+    api, after, paged = Client(), 0, []
+    while True:
+        page = api.get(f"/api/runs/{run.id}/events?after={after}&limit=20").json()
+        paged += page["events"]
+        if not page["has_more"]:
+            break
+        after = page["next_after"]
+    assert len(paged) == len(published) > 100  # several pages
+    assert events_hash(paged) == events_hash(published)
+    assert len(built) == 1
+    again = api.get(f"/api/runs/{run.id}/events?after=10&limit=5").json()  # going back replays again
+    assert [e["seq"] for e in again["events"]] == [11, 12, 13, 14, 15] and len(built) == 2
+
+
+@pytest.mark.parametrize("forgotten", [False, True], ids=["from the log", "replayed"])
+def test_filtered_pages_fill_up_to_the_limit_with_matching_events(run_factory, forgotten):
+    """``types`` and ``detail=nodes`` apply before the limit, on logged and on replayed events alike:
+    a large run's late joiner reads its timeline's node transitions without the pods' thousands."""
+    from django.test import Client
+
+    from heartbeat_site.live import detail
+
+    run = run_factory(speed=100, duration="1m")
+    thread, _, _ = drive_in_thread(run.id)
+    thread.join(30)
+    published = logged_events(run.id)
+    if forgotten:
+        get_redis().delete(runstore.log_key(run.id))
+    wanted = [e for e in published if e["type"] == "transition" and e["kind"] not in detail.POD_TRANSITIONS]
+    pod_transitions = [e for e in published if e["type"] == "transition" and e["kind"] in detail.POD_TRANSITIONS]
+    assert len(wanted) > 4 and pod_transitions
+    api = Client()
+    first = api.get(f"/api/runs/{run.id}/events?after=0&limit=3&types=transition&detail=nodes").json()
+    assert first["events"] == wanted[:3]
+    assert first["next_after"] == wanted[2]["seq"] and first["has_more"]
+    rest = api.get(f"/api/runs/{run.id}/events?after={first['next_after']}&limit=5000&types=transition&detail=nodes")
+    assert rest.json()["events"] == wanted[3:]
+    audit = api.get(f"/api/runs/{run.id}/audit?after=0&limit=4").json()
+    writes = [e for e in published if e["type"] == "write"]
+    assert [r["seq"] for r in audit["records"]] == [e["seq"] for e in writes[:4]]
+    assert audit["next_after"] == writes[3]["seq"]
+
+
+def test_an_unknown_detail_level_is_a_400_naming_it(run_factory):
+    from django.test import Client
+
+    run = run_factory(speed=100, duration="1m")
+    response = Client().get(f"/api/runs/{run.id}/events?detail=pods")
+    assert response.status_code == 400 and "?detail=" in response.json()["message"]
