@@ -1,26 +1,43 @@
-"""What a run can be taken away as: a Markdown summary, the audit log, the event log and the
-sequence diagram of a time window (Mermaid text and SVG).
+"""What a run can be taken away as: a Markdown summary, the audit log, the event log, the
+sequence diagram of a time window (Mermaid text and SVG) and the cluster's objects at a virtual
+time as ``kubectl get -o yaml`` prints them.
 
 Everything is rebuilt by deterministic replay (docs/architecture.md §2.1) up to the virtual time
 the run's viewers have reached, so an export says exactly what the class saw, live or ended. A
-drill before its reveal is exported as its viewers saw it: without what names the cause.
+drill before its reveal is exported as its viewers saw it: without what names the cause. An ended
+run's exports never change: each is built once and kept in Redis for as long as its event log
+(``cached``), so a class downloading one at once does not replay the run per request.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
-from heartbeat_site.live import classroom
+import redis
+import yaml
+from django.conf import settings
+
+from heartbeat_site.live import classroom, seek
 from heartbeat_site.live.models import Command, Run
+from heartbeat_site.live.redis_client import get_redis
 from heartbeat_site.live.replay import rebuild
 from simulation import audit_record, load_scenario
 from simulation.cli import timeline_line
 
-EXPORT_NAMES = ("summary.md", "audit.jsonl", "events.jsonl", "sequence.mmd", "sequence.svg")
+log = logging.getLogger(__name__)
+
+EXPORT_NAMES = ("summary.md", "audit.jsonl", "events.jsonl", "sequence.mmd", "sequence.svg", "objects.yaml")
+# What `kubectl get` lists of the cluster, in the order of the snapshot's objects (events are in events.jsonl).
+OBJECT_KINDS = ("nodes", "leases", "pods", "services", "endpointslices")
+MAX_OBJECTS_NODES = 1000  # about 8 MB of YAML; a larger cluster is read with kubectl (docs/kubectl.md)
+CACHE_MAX_BYTES = 32 * 1024 * 1024  # a larger export (hours of a large run's events) is built per request
 APISERVER = "kube-apiserver"
 # The lanes of the run page's sequence diagram (static/js/sequence/model.js), left to right.
 LANES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -218,3 +235,45 @@ def sequence_svg(rows: list[Row], node: str) -> str:
         out.append(f'<text x="{min(x1, x2) + 4}" y="{y + 2}" fill="{colour}">{text}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def objects_yaml(run: Run, t: float, *, reached: float) -> str:
+    """The cluster's objects at ``t`` as ``kubectl get nodes,leases,pods,services,endpointslices -A -o yaml``
+    prints them: a ``v1`` ``List`` whose items carry their own apiVersion and kind."""
+    snapshot = seek.state_at(run, t, reached=reached)
+    items = [obj for kind in OBJECT_KINDS for obj in snapshot["objects"].get(kind) or ()]
+    document = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+    # safe_dump's SafeDumper in libyaml's C when PyYAML has it: the same text, about three times faster
+    return yaml.dump(document, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), allow_unicode=True,
+                     default_flow_style=False)
+
+
+_build_locks: dict[str, threading.Lock] = {}
+_build_locks_lock = threading.Lock()
+
+
+def cached(run: Run, request_key: str, build: Callable[[], str]) -> str:
+    """``build()``, once per ended run and ``request_key`` (the export's name and query): requests waiting
+    for the same run take the body the first one kept. A live run's exports grow, so they are built each
+    time; without Redis too."""
+    if run.is_active:
+        return build()
+    digest = hashlib.sha256(f"{request_key}|hidden={classroom.hides_cause(run)}".encode()).hexdigest()[:20]
+    key = f"hb:run:{{{run.id}}}:export:{digest}"
+    with _build_locks_lock:
+        lock = _build_locks.setdefault(run.id, threading.Lock())
+    with lock:
+        try:
+            body = get_redis().get(key)
+        except redis.RedisError as exc:
+            log.warning("export cache of run %s unreadable: %s", run.id, exc)
+            return build()
+        if isinstance(body, str):
+            return body
+        body = build()
+        if len(body) <= CACHE_MAX_BYTES:
+            try:
+                get_redis().set(key, body, ex=settings.HEARTBEAT["RETENTION_SECONDS"])
+            except redis.RedisError as exc:
+                log.warning("export cache of run %s not written: %s", run.id, exc)
+        return body

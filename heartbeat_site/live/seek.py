@@ -123,6 +123,14 @@ def snapshot_at(run: Run, t: float, *, reached: float | None = None) -> dict:
 
     ``reached``: the run's reached time, where checkpoints go (``t`` when not given).
     """
+    snapshot = state_at(run, t, reached=reached, node_level=detail.is_node_level(run.node_count))
+    return frames.snapshot_body(snapshot, {"t": round(t, 6), "speed": run.speed, "paused": True},
+                                snapshot["last_seq"])
+
+
+def state_at(run: Run, t: float, *, reached: float | None = None, node_level: bool = False) -> dict:
+    """The simulation's snapshot of ``run`` at ``t`` (every object, or node level), a drill's cause hidden
+    before its reveal: what the websocket's snapshot and the objects export are made of."""
     commands = applied_fault_commands(run)
     with _run_lock(run.id):
         entry = _take(run.id, t)
@@ -130,15 +138,14 @@ def snapshot_at(run: Run, t: float, *, reached: float | None = None) -> dict:
             entry = rebuild(run, commands)
         entry.sim.run_until(t)
         try:
-            snapshot = detail.node_snapshot(entry.sim) if detail.is_node_level(run.node_count) else entry.sim.snapshot()
+            snapshot = detail.node_snapshot(entry.sim) if node_level else entry.sim.snapshot()
         finally:
             _park(run.id, entry)
     if WARM:
         _warm(run, commands, t if reached is None else reached)
     if classroom.hides_cause(run):  # a drill before its reveal: what its viewers see
         snapshot = classroom.viewer_snapshot(snapshot)
-    return frames.snapshot_body(snapshot, {"t": round(t, 6), "speed": run.speed, "paused": True},
-                                snapshot["last_seq"])
+    return snapshot
 
 
 def missing_checkpoints(parked: list[float], reached: float) -> list[float]:

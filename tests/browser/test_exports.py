@@ -42,7 +42,7 @@ def test_exports_from_the_run_page_and_mermaid_parses_the_diagram(browser, stack
 
     trainer.locator(".export-menu summary").click()
     links = trainer.locator(".export-menu a")
-    expect(links).to_have_count(5)
+    expect(links).to_have_count(6)
     shot(trainer, artifacts, "run-export-menu")
     with trainer.expect_download() as download:
         trainer.locator(".export-menu a[href$='summary.md']").click()

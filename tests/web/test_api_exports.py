@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
+import yaml
 
+from heartbeat_site.live import exports
 from heartbeat_site.live.models import Run
 from simulation.lessons import get_drill
 
@@ -107,6 +111,8 @@ def test_sequence_svg_is_xml_for_the_chosen_node(api, ended_run):
         ("export/sequence.mmd?to=-1", "bad-query", "?to= must be a virtual time"),
         ("export/sequence.svg?from=90&to=10", "bad-window", "?from= (90) is after ?to= (10)"),
         ("export/sequence.svg?node=node-9", "unknown-node", "no node named 'node-9'"),
+        ("export/objects.yaml?t=121", "not-reached", "reached only t=120"),
+        ("export/objects.yaml?t=soon", "bad-query", "?t= must be a number"),
     ],
 )
 def test_bad_requests_name_the_problem(api, ended_run, path, code, fragment):
@@ -126,3 +132,50 @@ def test_a_drill_export_does_not_name_its_cause_before_the_reveal(api, dispatche
     Run.objects.filter(pk=run_id).update(revealed=True)
     _, text = export(api, run_id, "summary.md")
     assert drill.fault["action"] in text
+
+
+def ready_status(listing: dict, node: str) -> str:
+    item = next(i for i in listing["items"] if i["kind"] == "Node" and i["metadata"]["name"] == node)
+    return next(c["status"] for c in item["status"]["conditions"] if c["type"] == "Ready")
+
+
+@pytest.mark.django_db
+def test_objects_yaml_is_the_cluster_at_t_as_kubectl_lists_it(api, ended_run, tmp_path):
+    response, text = export(api, ended_run, "objects.yaml", "?t=120")
+    assert response["Content-Type"].startswith("application/yaml")
+    listing = yaml.safe_load(text)
+    assert (listing["apiVersion"], listing["kind"]) == ("v1", "List")
+    assert all(item["apiVersion"] and item["kind"] for item in listing["items"])
+    assert ready_status(listing, "node-2") == "Unknown"  # its kubelet stopped at 30 s, the grace period is 50 s
+    assert ready_status(yaml.safe_load(export(api, ended_run, "objects.yaml", "?t=20")[1]), "node-2") == "True"
+
+    # The real kubectl reads the file on its own (--local: no server): every item, by its kind and name.
+    path = tmp_path / "objects.yaml"
+    path.write_text(text)
+    kubectl = shutil.which("kubectl") or "/usr/bin/kubectl"
+    done = subprocess.run([kubectl, "annotate", "--local", "-f", str(path), "-o", "name", "checked=yes"],
+                          capture_output=True, text=True, timeout=60,
+                          env={"HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "none")})
+    assert done.returncode == 0, done.stderr
+    names = done.stdout.split()
+    assert {"node/node-1", "node/node-2", "node/node-3", "lease.coordination.k8s.io/node-2"} <= set(names)
+    pods = [f"pod/{i['metadata']['name']}" for i in listing["items"] if i["kind"] == "Pod"]
+    assert len(pods) == 3 and set(pods) <= set(names)
+    assert len(names) == len(listing["items"])
+
+
+@pytest.mark.django_db
+def test_an_ended_runs_export_is_built_once_a_live_runs_each_time(api, ended_run, monkeypatch):
+    builds: list[float] = []
+    real_replay = exports.replay_run
+    monkeypatch.setattr(exports, "replay_run", lambda run, t: builds.append(t) or real_replay(run, t))
+    first = export(api, ended_run, "events.jsonl")[1]
+    assert export(api, ended_run, "events.jsonl")[1] == first
+    assert builds == [120.0]
+    export(api, ended_run, "summary.md")  # another file
+    assert len(builds) == 2
+
+    Run.objects.filter(pk=ended_run).update(status="running")
+    export(api, ended_run, "events.jsonl")
+    export(api, ended_run, "events.jsonl")
+    assert len(builds) == 4

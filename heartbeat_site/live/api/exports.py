@@ -9,7 +9,9 @@ from django.http import HttpRequest, HttpResponse
 from heartbeat_site.live import exports
 from heartbeat_site.live.api.events import published_position
 from heartbeat_site.live.api.runs import get_run_or_404
+from heartbeat_site.live.api.snapshots import query_time
 from heartbeat_site.live.errors import ApiError
+from heartbeat_site.live.models import Run
 
 CONTENT_TYPES = {  # one per name in exports.EXPORT_NAMES
     "summary.md": "text/markdown; charset=utf-8",
@@ -17,6 +19,7 @@ CONTENT_TYPES = {  # one per name in exports.EXPORT_NAMES
     "events.jsonl": "application/jsonl; charset=utf-8",
     "sequence.mmd": "text/vnd.mermaid; charset=utf-8",
     "sequence.svg": "image/svg+xml; charset=utf-8",
+    "objects.yaml": "application/yaml; charset=utf-8",
 }
 
 
@@ -38,24 +41,38 @@ def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
         raise ApiError(400, "unknown-export", f"no export named {name!r}; one of {', '.join(exports.EXPORT_NAMES)}")
     run = get_run_or_404(run_id)
     t, _last_seq = published_position(run)
-    start = query_seconds(request, "from", 0.0)
-    end = query_seconds(request, "to", t)
-    if start > end:
-        raise ApiError(400, "bad-window", f"?from= ({start:g}) is after ?to= ({end:g})")
-    replayed = exports.replay_run(run, t)
-    if name == "summary.md":
-        body = exports.summary_md(replayed)
-    elif name == "audit.jsonl":
-        body = exports.audit_jsonl(replayed)
-    elif name == "events.jsonl":
-        body = exports.events_jsonl(replayed)
+    if name == "objects.yaml":
+        if run.node_count > exports.MAX_OBJECTS_NODES:
+            raise ApiError(400, "too-many-objects",
+                           f"objects.yaml is made for clusters of up to {exports.MAX_OBJECTS_NODES} nodes, this run "
+                           f"has {run.node_count}; read its objects with kubectl (docs/kubectl.md)")
+        at = query_time(request, round(t, 6))
+        body = exports.cached(run, f"{name}?t={at}", lambda: exports.objects_yaml(run, at, reached=t))
     else:
-        try:
-            node = exports.focus_node(replayed, request.GET.get("node"))
-        except exports.ExportError as exc:
-            raise ApiError(400, "unknown-node", str(exc)) from None
-        rows = exports.sequence_rows(replayed, node, start, end)
-        body = exports.sequence_mermaid(rows, node) if name == "sequence.mmd" else exports.sequence_svg(rows, node)
+        start = query_seconds(request, "from", 0.0)
+        end = query_seconds(request, "to", t)
+        if start > end:
+            raise ApiError(400, "bad-window", f"?from= ({start:g}) is after ?to= ({end:g})")
+        node = request.GET.get("node")
+        window = f"&from={start}&to={end}&node={node}" if name.startswith("sequence.") else ""
+        body = exports.cached(run, f"{name}?t={t}{window}", lambda: replayed_export(run, t, name, start, end, node))
     response = HttpResponse(body, content_type=CONTENT_TYPES[name])
     response["Content-Disposition"] = f'attachment; filename="run-{run.id}-{name}"'
     return response
+
+
+def replayed_export(run: Run, t: float, name: str, start: float, end: float, node: str | None) -> str:
+    """An export made of the run replayed to ``t``: the summary, a log or a sequence diagram."""
+    replayed = exports.replay_run(run, t)
+    if name == "summary.md":
+        return exports.summary_md(replayed)
+    if name == "audit.jsonl":
+        return exports.audit_jsonl(replayed)
+    if name == "events.jsonl":
+        return exports.events_jsonl(replayed)
+    try:
+        focus = exports.focus_node(replayed, node)
+    except exports.ExportError as exc:
+        raise ApiError(400, "unknown-node", str(exc)) from None
+    rows = exports.sequence_rows(replayed, focus, start, end)
+    return exports.sequence_mermaid(rows, focus) if name == "sequence.mmd" else exports.sequence_svg(rows, focus)

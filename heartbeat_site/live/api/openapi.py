@@ -530,7 +530,8 @@ DOCUMENT: dict = {
         },
         "/api/runs/{id}/export/{name}": {
             "get": {
-                "summary": "A run as a file: summary, audit or event log, sequence diagram (replayed to its clock)",
+                "summary": "A run as a file: summary, audit or event log, sequence diagram (replayed to its clock), "
+                "or its objects at a virtual time as kubectl get -o yaml prints them (a List)",
                 "parameters": [
                     _RUN_ID,
                     {
@@ -545,8 +546,12 @@ DOCUMENT: dict = {
                      "description": "sequence diagrams: window end, virtual seconds (default: the run's clock)"},
                     {"name": "node", "in": "query", "schema": {"type": "string"},
                      "description": "sequence diagrams: the node in focus (default node-2, else the first node)"},
+                    {"name": "t", "in": "query", "schema": {"type": "number", "minimum": 0},
+                     "description": "objects.yaml: the virtual time, at most the run's clock (default: its clock)"},
                 ],
-                "x-400-beyond-schema": {"bad-window": "from is after to", "unknown-node": "the run has no such node"},
+                "x-400-beyond-schema": {"bad-window": "from is after to", "unknown-node": "the run has no such node",
+                                        "not-reached": "objects.yaml: t is after the virtual time the run reached",
+                                        "too-many-objects": "objects.yaml of a run of more than 1,000 nodes"},
                 "responses": {
                     "200": {
                         "description": "the file, as an attachment",
@@ -555,6 +560,17 @@ DOCUMENT: dict = {
                             "application/jsonl": {"schema": {"type": "string"}},
                             "text/vnd.mermaid": {"schema": {"type": "string"}},
                             "image/svg+xml": {"schema": {"type": "string"}},
+                            "application/yaml": {"schema": {
+                                "type": "object",
+                                "description": "objects.yaml: a List as kubectl get -o yaml prints it",
+                                "properties": {
+                                    "apiVersion": {"const": "v1"},
+                                    "kind": {"const": "List"},
+                                    "items": {"type": "array", "items": {
+                                        "type": "object", "required": ["apiVersion", "kind", "metadata"]}},
+                                },
+                                "required": ["apiVersion", "kind", "items"],
+                            }},
                         },
                     },
                     "400": _ERROR,
