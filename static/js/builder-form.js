@@ -217,9 +217,9 @@ function tolerationRow(ctx, path, tol) {
   const effects = config.effects.map((e) => [e, e || t("builder.effect-any")]);
   return el("div", { className: "row toleration", "data-path": pathText(path) },
     field([...path, "key"], t("builder.toleration-key"), { value: tol?.key, wide: true, attrs: { list: listId } }),
-    field([...path, "operator"], t("builder.toleration-operator"), { value: tol?.operator ?? "Equal", options: [["Equal", "Equal"], ["Exists", "Exists"]] }),
+    field([...path, "operator"], t("builder.toleration-operator"), { value: tol?.operator ?? "Equal", options: [["Equal", "Equal"], ["Exists", "Exists"]], attrs: { translate: "no" } }),
     field([...path, "value"], t("builder.toleration-value"), { value: tol?.value }),
-    field([...path, "effect"], t("builder.toleration-effect"), { value: tol?.effect ?? "", options: effects }),
+    field([...path, "effect"], t("builder.toleration-effect"), { value: tol?.effect ?? "", options: effects, attrs: { translate: "no" } }),
     field([...path, "tolerationSeconds"], t("builder.toleration-seconds"), { kind: "integer", value: tol?.tolerationSeconds, attrs: { min: 0 } }),
     removeButton(path, t("builder.remove-toleration")),
     rowError(path));
@@ -255,7 +255,7 @@ function componentFields(ctx, component) {
     const path = [component, key];
     if (typeof fallback === "boolean") {
       const options = [["", t("builder.default", { value: fallback ? t("builder.yes") : t("builder.no") })], ["true", t("builder.yes")], ["false", t("builder.no")]];
-      out.push(field(path, key, { kind: "bool", value: given[key] === undefined ? "" : String(given[key]), options, hint }));
+      out.push(field(path, key, { kind: "bool", value: given[key] === undefined ? "" : String(given[key]), options }));
       continue;
     }
     const kind = INTEGER_SETTINGS.has(key) ? "integer" : NUMBER_SETTINGS.has(key) ? "number" : "duration";
@@ -297,7 +297,7 @@ export function faultTargetFields(ctx, path, fault, index) {
   if (wants.includes("zone")) {
     out.push(field([...path, "zone"], t("builder.fault-zone"), { value: fault?.zone ?? "", options: choices(ctx, zoneOptions(ctx), fault?.zone, { empty: optional("zone") ? "—" : null }), attrs: { translate: "no" } }));
   }
-  if (wants.includes("resource")) out.push(field([...path, "resource"], t("builder.fault-resource"), { value: fault?.resource, options: config.resources.map((r) => [r, r]) }));
+  if (wants.includes("resource")) out.push(field([...path, "resource"], t("builder.fault-resource"), { value: fault?.resource, options: config.resources.map((r) => [r, r]), attrs: { translate: "no" } }));
   if (wants.includes("latency")) out.push(field([...path, "latency"], t("builder.fault-latency"), { kind: "duration", value: fault?.latency, placeholder: "2s" }));
   if (wants.includes("kubelet")) out.push(field([...path, "kubelet"], t("builder.fault-kubelet"), { kind: "checkbox", value: fault?.kubelet }));
   if (spec.reverse) out.push(field([...path, "for"], t("builder.fault-for"), { kind: "duration", value: fault?.for, placeholder: t("builder.fault-for-hint"), rerender: true }));
@@ -346,7 +346,7 @@ function timeline(ctx, faults, duration) {
   const { t } = ctx;
   const step = [60, 120, 300, 600, 900, 1800, 3600, 7200].find((s) => duration / s <= 10) ?? 7200;
   const ticks = [];
-  for (let s = 0; s <= duration; s += step) ticks.push(el("span", { className: "tick", style: `left:${(s / duration) * 100}%`, "aria-hidden": "true" }, clock(s)));
+  for (let s = 0; s <= duration; s += step) ticks.push(el("span", { className: "tick", style: `left:${(s / duration) * 100}%` }, clock(s)));
   const markers = faults.map((fault, i) => {
     const at = Math.min(seconds(fault?.at) ?? 0, duration);
     const span = seconds(fault?.for);
@@ -357,5 +357,5 @@ function timeline(ctx, faults, duration) {
     return stretch ? [stretch, marker] : [marker];
   }).flat();
   return el("div", { className: "timeline", role: "group", "aria-label": t("builder.timeline"), title: t("builder.timeline"), "data-duration": duration },
-    el("div", { className: "track", "data-op": "timeline" }), ...ticks, ...markers);
+    el("div", { className: "track", "data-op": "timeline" }), el("div", { className: "ticks", "aria-hidden": "true" }, ...ticks), ...markers);
 }
