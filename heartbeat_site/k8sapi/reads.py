@@ -17,6 +17,12 @@ from heartbeat_site.k8sapi.resources import Resource
 from heartbeat_site.k8sapi.status import K8sError, not_found
 
 MAX_LIMIT = 10_000
+TRUE = ("1", "t", "T", "true", "True", "TRUE")  # Go's strconv.ParseBool: the Python client sends watch=True
+
+
+def is_true(text: str) -> bool:
+    """A boolean query parameter (``watch``, ``allowWatchBookmarks``) as the API server reads it."""
+    return text in TRUE
 
 
 def wants_table(request: HttpRequest) -> bool:

@@ -26,7 +26,6 @@ log = logging.getLogger(__name__)
 
 GIT_VERSIONS = {"1.27": "v1.27.16", "1.28": "v1.28.15", "1.29": "v1.29.14", "1.30": "v1.30.12",
                 "1.31": "v1.31.8", "1.32": "v1.32.4", "1.33": "v1.33.0"}
-WATCH_TRUE = ("1", "true")
 
 
 def _answer(handler):
@@ -115,7 +114,7 @@ async def resource(request: HttpRequest, run_id: str, rest: str, group: str = ""
     """Every verb on a resource path; a watch streams, the rest answer at once."""
     try:
         target = parse_path(group, version, rest)
-        if request.method == "GET" and request.GET.get("watch", "") in WATCH_TRUE:
+        if request.method == "GET" and reads.is_true(request.GET.get("watch", "")):
             return await watch.stream(request, run_id, target.resource, target.namespace, target.name)
     except K8sError as error:
         return status_response(error)

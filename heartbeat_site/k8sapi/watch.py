@@ -80,7 +80,7 @@ async def stream(request: HttpRequest, run_id: str, resource: Resource, namespac
     timeout = MAX_TIMEOUT_SECONDS
     if request.GET.get("timeoutSeconds", "").isdigit():
         timeout = min(float(request.GET["timeoutSeconds"]), MAX_TIMEOUT_SECONDS)
-    watch = Watch(run, selection, reads.wants_table(request), request.GET.get("allowWatchBookmarks") == "true")
+    watch = Watch(run, selection, reads.wants_table(request), reads.is_true(request.GET.get("allowWatchBookmarks", "")))
     return StreamingHttpResponse(watch.lines(int(since or 0), timeout), content_type="application/json")
 
 
