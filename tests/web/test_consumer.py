@@ -178,9 +178,12 @@ async def test_bad_after_closes_with_4400(run_id, after):
     assert (await ws.receive_output(timeout=2))["code"] == 4400
 
 
-async def test_foreign_origin_is_refused(run_id):
-    _, connected = await connect(f"/ws/runs/{run_id}/", origin=(b"origin", b"http://evil.example"))
-    assert not connected
+async def test_foreign_origin_is_refused_saying_why(run_id):
+    FakeDriver(run_id).snapshot(0)
+    ws, _ = await connect(f"/ws/runs/{run_id}/", origin=(b"origin", b"http://evil.example"))
+    error = await receive(ws)  # no snapshot: nothing of the run reaches the foreign page
+    assert error["error"] == "origin-not-allowed" and "'http://evil.example'" in error["message"]
+    assert (await ws.receive_output(timeout=2)) == {"type": "websocket.close", "code": 4403}
 
 
 @pytest.mark.parametrize(

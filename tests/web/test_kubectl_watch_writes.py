@@ -86,13 +86,39 @@ async def test_cordon_needs_the_control_token(stack, tmp_path):
     await viewer.close()
 
 
+async def test_delete_node_with_the_control_token(stack, tmp_path):
+    run = await new_run(stack.base, {**small_document(), "duration": "10m"}, speed=10)
+    viewer = await Viewer.open(run["ws_url"], "viewer")
+    await viewer.until(lambda e: e["t"] > 20)
+    kubectl = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
+
+    refused = await kubectl.arun("delete", "node", "node-3", check=False)
+    assert 'nodes "node-3" is forbidden' in refused.stderr
+    done = await Kubectl(control_server(stack, run, run["control_token"]), tmp_path).arun("delete", "node", "node-3")
+    assert done.stdout.strip() == 'node "node-3" deleted'
+    deleted = await viewer.until(is_fault("delete-node", "node-3"))
+    assert deleted["component"] == "trainer"
+    await viewer.until(lambda e: e["type"] == "write" and e.get("resource") == "nodes" and e.get("name") == "node-3"
+                       and e.get("removed"))
+    await viewer.close()
+
+    assert (await kubectl.out("get", "nodes", "-o", "name")).split() == ["node/node-1", "node/node-2"]
+    status, state = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}/snapshot")  # what the page shows
+    assert status == 200
+    assert [n["metadata"]["name"] for n in state["snapshot"]["objects"]["nodes"]] == ["node-1", "node-2"]
+
+
 async def test_a_websocket_without_origin_may_watch_a_foreign_one_may_not(stack):
     run = await new_run(stack.base, small_document(), speed=10)
     async with websockets.connect(run["ws_url"], open_timeout=10, max_size=None) as ws:  # no Origin header
         assert json.loads(await asyncio.wait_for(ws.recv(), 10))["type"] == "snapshot"
-    with pytest.raises(websockets.InvalidStatus) as refused:
-        await websockets.connect(run["ws_url"], origin="http://evil.example", open_timeout=10)
-    assert refused.value.response.status_code == 403
+    async with websockets.connect(run["ws_url"], origin="http://evil.example", open_timeout=10) as ws:
+        refused = json.loads(await asyncio.wait_for(ws.recv(), 10))
+        assert refused["error"] == "origin-not-allowed"
+        assert refused["message"].startswith("Origin 'http://evil.example' is not an allowed host of this site")
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await asyncio.wait_for(ws.recv(), 10)
+        assert closed.value.rcvd.code == 4403
 
 
 async def test_kubeconfig_of_a_run_works_with_kubectl(stack, tmp_path):
