@@ -6,12 +6,16 @@ virtual time, and persists that ``at`` before applying (see heartbeat_site.live.
 
 from __future__ import annotations
 
+import re
+
 import redis
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from heartbeat_site.live import runstore
+from heartbeat_site.live import frames, runstore
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.fields import number_field, reject_unknown_keys
 from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
@@ -20,6 +24,29 @@ from simulation import FAULT_ACTIONS, CommandError, load_scenario, validate_comm
 
 # reveal, next: lessons and drills; stop: the trainer ends the run (status finished)
 CONTROL_ACTIONS = ("pause", "resume", "speed", "step", "reveal", "next", "stop")
+# "Viewers follow me": the trainer's page says where it looks (a node, a panel); the web process dates and
+# broadcasts these itself, since they change nothing in the simulation (docs/websocket-protocol.md, "follow").
+FOLLOW_ACTIONS = ("follow", "focus")
+VIEW_NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+MAX_NODE_NAME = 253  # a Kubernetes object name
+
+
+def follow_payload(body: dict) -> dict:
+    """``{"action": "follow", "on": bool}`` or ``{"action": "focus", "node"?, "tab"?}``, or a 400 naming the field."""
+    if body["action"] == "follow":
+        reject_unknown_keys(body, {"action", "on"}, where="follow command")
+        if not isinstance(body.get("on"), bool):
+            raise ApiError(400, "missing-field", 'on: the follow command needs "on": true or false')
+        return {"action": "follow", "on": body["on"]}
+    reject_unknown_keys(body, {"action", "node", "tab"}, where="focus command")
+    node, tab = body.get("node"), body.get("tab")
+    if node is not None and not (isinstance(node, str) and 0 < len(node) <= MAX_NODE_NAME):
+        raise ApiError(400, "wrong-type", f"node: a node name (1 to {MAX_NODE_NAME} characters), got {node!r}")
+    if tab is not None and not (isinstance(tab, str) and VIEW_NAME.match(tab)):
+        raise ApiError(400, "wrong-type", f"tab: a panel's name (traffic, cluster, kubectl...), got {tab!r}")
+    if node is None and tab is None:
+        raise ApiError(400, "missing-field", 'a focus command needs "node", "tab" or both')
+    return {key: value for key, value in (("action", "focus"), ("node", node), ("tab", tab)) if value is not None}
 
 
 def normalise(run: Run, body: dict) -> tuple[str, str, dict]:
@@ -31,6 +58,8 @@ def normalise(run: Run, body: dict) -> tuple[str, str, dict]:
             "missing-action",
             'a command needs an "action" string, e.g. {"action": "stop-kubelet", "node": "node-2"}',
         )
+    if action in FOLLOW_ACTIONS:
+        return CommandKind.CONTROL, action, follow_payload(body)
     if action in CONTROL_ACTIONS:
         if action == "speed":
             reject_unknown_keys(body, {"action", "value"}, where="speed command")
@@ -79,6 +108,8 @@ def submit(run: Run, body: dict) -> tuple[Command, dict | None]:
             409, "run-ended", f"run {run.id} has ended ({run.status}: {run.end_reason or 'no reason recorded'})"
         )
     runstore.ping()
+    if action in FOLLOW_ACTIONS:
+        return broadcast_view(run, payload)
     command = persist(run, kind, action, payload)
     try:
         runstore.notify_command(run.id, command.pk)
@@ -91,3 +122,17 @@ def submit(run: Run, body: dict) -> tuple[Command, dict | None]:
             return command, {"status": "rejected", "error": command.error}
         return command, {"status": "applied", "at": command.at}
     return command, ack
+
+
+def broadcast_view(run: Run, payload: dict) -> tuple[Command, dict]:
+    """A follow or focus command: kept in the run's command log at the virtual time the class sees, and sent
+    to every viewer at once as a ``follow`` message; the driver never gets it."""
+    state = runstore.read_state(run.id)
+    at = round(float(state["t"]), 6) if "t" in state else run.t_reached
+    command = persist(run, CommandKind.CONTROL, payload["action"], payload)
+    Command.objects.filter(pk=command.pk).update(status=CommandStatus.APPLIED, at=at)
+    command.status, command.at = CommandStatus.APPLIED, at
+    message = {"type": "follow", **{k: v for k, v in payload.items() if k != "action"}, "seq": command.seq}
+    async_to_sync(get_channel_layer().group_send)(runstore.group_name(run.id),
+                                                  {"type": "run.notice", "text": frames.dumps(message)})
+    return command, {"status": "applied", "at": at}

@@ -10,7 +10,7 @@ const PART_PREFIX = '{"type":"part",';
 const TRY_AGAIN = 4503; // close code: reconnect with ?after= (docs/websocket-protocol.md)
 // The messages of a lesson or drill run (docs/websocket-protocol.md), each to its handler.
 const LESSON_HANDLERS = { lesson: "onLesson", step: "onStep", question: "onQuestion", tally: "onTally",
-  reveal: "onReveal", "answer-ack": "onAnswerAck" };
+  reveal: "onReveal", "answer-ack": "onAnswerAck", follow: "onFollow" };
 
 // Events a frame handler gets at once: a larger frame (a 5,000-node outage's second) is handed
 // over in consecutive pieces, a task each, so that applying it is no long task either.

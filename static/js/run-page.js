@@ -24,6 +24,7 @@ import { ObjectStore } from "./store.js";
 import { formatOffset, formatUtc, VirtualClock } from "./time.js";
 import { Timeline } from "./timeline.js";
 import { renderWhy } from "./why.js";
+import { Follow } from "./follow.js";
 
 // Events kept for the sequence diagram's scroll-back (rebuilt on refocus) and explanations:
 // 6,000 to 7,000, about ten minutes of a 100-node class, in columns allocated when the page opens
@@ -86,7 +87,11 @@ class RunPage {
       lastSeq: () => this.store.lastSeq,
       onSnapshot: (msg) => this.onSnapshot(msg),
       onFrame: (msg) => this.onFrame(msg),
-      onPresence: (n) => this.#setText("#viewers", this.t("clock.viewers", { n })),
+      onPresence: (n) => {
+        this.#setText("#viewers", this.t("clock.viewers", { n }));
+        this.follow?.joined();
+      },
+      onFollow: (msg) => this.follow?.onMessage(msg),
       onStatus: (msg) => this.onStatus(msg),
       onError: (message, msg) => this.classroom.refused(msg) || this.toast(message),
       onClock: (clock) => {
@@ -139,6 +144,11 @@ class RunPage {
       explain: (event) => this.explain(event),
       reveal: (event) => this.timeline.merge([event]), // a drill's fault, hidden until now
     });
+    const quietly = (cmd) => sendCommand(this.config.run, this.token, cmd).catch((e) =>
+      this.toast(this.t("toast.refused", { status: e.status ?? "", message: e.message }), true)); // no toast per click
+    this.follow = new Follow({ control: this.control, command: quietly,
+      focus: (node) => this.setFocus(node, { auto: true }), tab: (name) => this.lessonTab(name),
+      where: () => ({ node: this.focus, tab: this.activeTab }) }, $("#follow-me"), $("#follow-trainer"));
     this.clockEls = { time: $("#clock-time"), utc: $("#clock-utc"), speed: $("#clock-speed"), state: $("#clock-state") };
     for (const tab of document.querySelectorAll("[data-tab]")) {
       tab.addEventListener("click", () => this.showTab(tab.dataset.tab));
@@ -374,8 +384,10 @@ class RunPage {
   setFocus(node, { force = false, auto = false } = {}) {
     if (!auto) this.autoFocus = false;
     if (!auto) this.userPicked = true;
+    if (!auto) this.follow?.picked();
     if (!node || (node === this.focus && !force)) return;
     this.focus = node;
+    this.follow?.looked({ node });
     sessionStorage.setItem(`heartbeat-focus-${this.config.run}`, node);
     this.cluster.setFocus(node);
     this.sequence.setFocus(node);
@@ -463,6 +475,7 @@ class RunPage {
 
   showTab(name) {
     this.activeTab = name;
+    this.follow?.looked({ tab: name });
     for (const tab of document.querySelectorAll("[data-tab]")) tab.setAttribute("aria-selected", String(tab.dataset.tab === name));
     for (const panel of document.querySelectorAll("[data-panel]")) panel.hidden = panel.dataset.panel !== name;
     this.panels?.follow(name);

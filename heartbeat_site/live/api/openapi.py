@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 
 from heartbeat_site.live.api.events import EVENT_TYPES
-from heartbeat_site.live.commands import CONTROL_ACTIONS
+from heartbeat_site.live.commands import CONTROL_ACTIONS, MAX_NODE_NAME, VIEW_NAME
 from heartbeat_site.live.exports import EXPORT_NAMES
 from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
 from simulation import FAULT_ACTIONS
@@ -116,7 +116,7 @@ _COMMAND = {
     "description": (
         'a fault from the simulation\'s vocabulary (e.g. {"action": "stop-kubelet", "node": "node-2"}, optional "for", '
         "the fields of the scenario document's faults but at) or pause, resume, step, stop (ends the run), reveal, "
-        f"next, or speed with a value from {MIN_SPEED:g} to {MAX_SPEED:g}"
+        f"next, speed with a value from {MIN_SPEED:g} to {MAX_SPEED:g}, or follow and focus (viewers follow me)"
     ),
     "required": ["action"],
     "oneOf": [
@@ -126,6 +126,13 @@ _COMMAND = {
         {"properties": {"action": {"enum": [a for a in CONTROL_ACTIONS if a != "speed"]}},
          "additionalProperties": False},
         {"properties": {"action": {"enum": list(FAULT_ACTIONS)}}, "additionalProperties": True},
+        {"properties": {"action": {"const": "follow"}, "on": {"type": "boolean"}}, "required": ["on"],
+         "additionalProperties": False, "description": "viewers' pages follow the trainer's focus (or stop)"},
+        {"properties": {"action": {"const": "focus"},
+                        "node": {"type": "string", "minLength": 1, "maxLength": MAX_NODE_NAME},
+                        "tab": {"type": "string", "pattern": VIEW_NAME.pattern}},
+         "anyOf": [{"required": ["node"]}, {"required": ["tab"]}], "additionalProperties": False,
+         "description": "the node and panel the trainer looks at, for the viewers who follow"},
     ],
 }
 _COMMAND_RESULT = {
@@ -497,6 +504,20 @@ DOCUMENT: dict = {
                     "200": {
                         "description": "the QR code",
                         "content": {"image/svg+xml": {"schema": {"type": "string"}}},
+                    },
+                    "404": _ERROR,
+                },
+            }
+        },
+        "/api/runs/{id}/kubeconfig": {
+            "get": {
+                "summary": "A kubeconfig for the run's own Kubernetes API (/k8s/runs/<id>, docs/kubectl.md): one "
+                "cluster, one context, no credentials",
+                "parameters": [_RUN_ID],
+                "responses": {
+                    "200": {
+                        "description": "the kubeconfig (YAML), as an attachment heartbeat-<id>.kubeconfig",
+                        "content": {"application/yaml": {"schema": {"type": "string"}}},
                     },
                     "404": _ERROR,
                 },
