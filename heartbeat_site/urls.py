@@ -1,14 +1,12 @@
 """Root URLs: the API first, then the pages app (owned by the front-end) when it exists."""
 
 from django.conf import settings
-from django.urls import include, path, re_path
+from django.urls import include, path
 
 from heartbeat_site import health
-from heartbeat_site.k8sapi import kubeconfig
 from heartbeat_site.live.api import errors
 
 urlpatterns = [
-    re_path(r"^api/runs/(?P<run_id>[^/]{1,64})/kubeconfig/?$", kubeconfig.kubeconfig, name="api-run-kubeconfig"),
     path("api/", include("heartbeat_site.live.api.urls")),
     path("k8s/", include("heartbeat_site.k8sapi.urls")),
     path("healthz", health.healthz),
