@@ -65,4 +65,5 @@ bench: setup
 	$(PY) bench/phone_bench.py
 	$(PY) bench/large_bench.py
 	$(PY) bench/recovery_bench.py
+	$(PY) bench/kubectl_bench.py
 	$(PY) bench/seek_bench.py

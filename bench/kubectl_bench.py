@@ -1,0 +1,195 @@
+"""The real kubectl against a run's Kubernetes API (docs/kubectl.md), on a stack this bench starts (an
+embedded Redis, a Celery worker, Daphne), all on 127.0.0.1:
+
+1. watchers: 100 ``kubectl get nodes -w`` on one live run (100 nodes, 3 zones, 10x); once every
+   one has printed its list, a zone-b outage, and the Daphne process's CPU (100 % = one core) over
+   the 30 s that follow, while the watchers print the nodes going NotReady;
+2. a large list: ``kubectl get pods -A`` on a live 5,000-node run (50,000 pods), the wall time
+   of the first one (the server process has never been asked about the run: it must get its
+   objects) and the median of three repeated ones.
+
+The table ends with this machine's reference workload (bench/simulation_bench.py's) and the load
+average, so figures from different machines compare. ``--code DIR`` serves another checkout (as
+in bench/large_bench.py).
+
+    python bench/kubectl_bench.py [--watchers 100] [--watch-nodes 100] [--list-nodes 5000] [--code DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import psutil  # noqa: E402
+from large_bench import LIVE_AT, Stack, create_run, load, running_stack  # noqa: E402
+from simulation_bench import reference_ms  # noqa: E402
+
+from tests.web.live import http  # noqa: E402
+from tests.web.test_live_large import large_document  # noqa: E402
+
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+OUTAGE = {"action": "zone-outage", "zone": "zone-b"}
+WATCH_SECONDS = 30.0
+REPEATS = 3
+
+
+def kubectl(stack: Stack, run: dict, home: Path, *args: str) -> list[str]:
+    return [KUBECTL, f"--server={stack.base}/k8s/runs/{run['id']}", f"--cache-dir={home / 'cache'}", *args]
+
+
+def kubectl_env(home: Path) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "KUBECONFIG": str(home / "none")}
+
+
+async def until_live(stack: Stack, run: dict, timeout: float) -> None:
+    """Until the run's clock is past its start-up (a large run prepares first: docs/architecture.md §10.3)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        _, body = await asyncio.to_thread(http, "GET", f"{stack.base}/api/runs/{run['id']}")
+        clock = body.get("clock") or {}
+        if not clock.get("preparing") and float(clock.get("t") or 0) >= LIVE_AT:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"run {run['id']} not live within {timeout} s: {clock}")
+        await asyncio.sleep(1)
+
+
+async def command(stack: Stack, run: dict, body: dict) -> None:
+    status, answer = await asyncio.to_thread(http, "POST", f"{stack.base}/api/runs/{run['id']}/commands", body,
+                                             run["control_token"])
+    if status != 202 and not (body["action"] == "stop" and answer.get("error") == "run-ended"):
+        raise RuntimeError(f"{body}: {status} {answer}")
+
+
+def hour_long(nodes: int, name: str) -> dict:
+    """bench/large_bench.py's cluster, long enough to outlast the measurements at 10x."""
+    return {**large_document(nodes, name), "duration": "1h"}
+
+
+class Watcher:
+    """One ``kubectl get nodes -w``: its lines counted, the NotReady ones apart."""
+
+    def __init__(self, process: asyncio.subprocess.Process, nodes: int) -> None:
+        self.process = process
+        self.nodes = nodes
+        self.lines = 0
+        self.not_ready = 0
+        self.listed = asyncio.Event()
+
+    async def read(self) -> None:
+        assert self.process.stdout is not None
+        while line := await self.process.stdout.readline():
+            self.lines += 1
+            if self.lines == self.nodes + 1:  # the header and the list: watch events follow
+                self.listed.set()
+            elif self.lines > self.nodes + 1:
+                self.not_ready += b" NotReady " in line
+
+    def stop(self) -> None:
+        if self.process.returncode is None:
+            self.process.kill()
+
+
+async def measure_watchers(stack: Stack, watchers: int, nodes: int, timeout: float) -> dict:
+    run = await create_run(stack, hour_long(nodes, f"kubectl-watch-{nodes}"), timeout)
+    await until_live(stack, run, timeout)
+    home = Path(tempfile.mkdtemp(prefix="heartbeat-kubectl-bench-"))
+    started: list[Watcher] = []
+    readers = []
+    try:
+        for _ in range(watchers):
+            process = await asyncio.create_subprocess_exec(
+                *kubectl(stack, run, home, "get", "nodes", "-w"), stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL, env=kubectl_env(home))
+            watcher = Watcher(process, nodes)
+            started.append(watcher)
+            readers.append(asyncio.create_task(watcher.read()))
+        await asyncio.wait_for(asyncio.gather(*(w.listed.wait() for w in started)), timeout)
+        server = psutil.Process(stack.server_pid)
+        server.cpu_percent(None)
+        await command(stack, run, OUTAGE)
+        await asyncio.sleep(WATCH_SECONDS)
+        cpu = server.cpu_percent(None)
+    finally:
+        for watcher in started:
+            watcher.stop()
+        await asyncio.gather(*readers, return_exceptions=True)
+        shutil.rmtree(home, ignore_errors=True)
+    await command(stack, run, {"action": "stop"})
+    seeing = sum(1 for w in started if w.not_ready)
+    return {"watchers": watchers, "nodes": nodes, "cpu": cpu, "seeing": seeing,
+            "lines": statistics.median(w.lines - nodes - 1 for w in started)}
+
+
+async def timed_list(stack: Stack, run: dict, home: Path) -> tuple[float, int]:
+    started = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(*kubectl(stack, run, home, "get", "pods", "-A"),
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                   env=kubectl_env(home))
+    out, err = await process.communicate()
+    took = time.perf_counter() - started
+    if process.returncode != 0:
+        raise RuntimeError(f"kubectl get pods -A: {err.decode()[-2000:]}")
+    return took, out.count(b"\n") - 1
+
+
+async def measure_list(stack: Stack, nodes: int, timeout: float) -> dict:
+    run = await create_run(stack, hour_long(nodes, f"kubectl-list-{nodes}"), timeout)
+    await until_live(stack, run, timeout)
+    home = Path(tempfile.mkdtemp(prefix="heartbeat-kubectl-bench-"))
+    try:
+        await asyncio.to_thread(subprocess.run, kubectl(stack, run, home, "api-resources"),
+                                capture_output=True, env=kubectl_env(home), timeout=60)  # discovery, cached
+        first, pods = await timed_list(stack, run, home)
+        repeated = [(await timed_list(stack, run, home))[0] for _ in range(REPEATS)]
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    await command(stack, run, {"action": "stop"})
+    return {"nodes": nodes, "pods": pods, "first": first, "repeated": statistics.median(repeated)}
+
+
+async def measure(args, code: Path) -> tuple[dict, dict]:
+    async with running_stack(code, "daphne", args.timeout) as stack:
+        watch = await measure_watchers(stack, args.watchers, args.watch_nodes, args.timeout)
+        print(f"watchers: {watch}  (load {load()})", flush=True)
+        listed = await measure_list(stack, args.list_nodes, args.timeout)
+        print(f"list: {listed}  (load {load()})", flush=True)
+    return watch, listed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--watchers", type=int, default=100)
+    parser.add_argument("--watch-nodes", type=int, default=100)
+    parser.add_argument("--list-nodes", type=int, default=5000)
+    parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to serve (default: this one)")
+    parser.add_argument("--timeout", type=float, default=300.0)
+    args = parser.parse_args()
+    watch, listed = asyncio.run(measure(args, args.code.resolve()))
+    print()
+    print("| figure | value |")
+    print("|---|---|")
+    print(f"| {watch['watchers']} × `kubectl get nodes -w`, {watch['nodes']}-node run at 10x, zone-b outage: "
+          f"Daphne CPU % over {WATCH_SECONDS:.0f} s | {watch['cpu']:.0f} |")
+    print(f"| watchers that printed nodes going NotReady | {watch['seeing']} of {watch['watchers']} "
+          f"(median {watch['lines']:.0f} lines each) |")
+    print(f"| `kubectl get pods -A`, {listed['nodes']:,}-node run ({listed['pods']:,} pods): first, s | "
+          f"{listed['first']:.2f} |")
+    print(f"| the same, repeated (median of {REPEATS}), s | {listed['repeated']:.2f} |")
+    print()
+    print(f"Reference workload: {reference_ms():.0f} ms; load average {load()}")
+
+
+if __name__ == "__main__":
+    main()
