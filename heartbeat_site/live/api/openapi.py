@@ -517,7 +517,11 @@ DOCUMENT: dict = {
                 "responses": {
                     "200": {
                         "description": "the kubeconfig (YAML), as an attachment heartbeat-<id>.kubeconfig",
-                        "content": {"application/yaml": {"schema": {"type": "string"}}},
+                        "content": {"application/yaml": {"schema": {
+                            "type": "object",
+                            "properties": {"apiVersion": {"const": "v1"}, "kind": {"const": "Config"}},
+                            "required": ["apiVersion", "kind", "clusters", "contexts"],
+                        }}},
                     },
                     "404": _ERROR,
                 },
