@@ -541,6 +541,10 @@ class RunDriver:
     def _answer_asks(self) -> None:
         """Answer viewers' requests for a node's full objects, as of the last published seq."""
         for ask in runstore.take_asks(self.run_id):
+            if ask.get("kind") == detail.OBJECTS_ASK:  # the run's Kubernetes API (heartbeat_site/k8sapi/cluster.py)
+                runstore.answer(ask["reply"], frames.dumps({**detail.cluster_objects(self.sim),
+                                                            "last_seq": self.published_seq}))
+                continue
             node = ask.get("node")
             objects = detail.node_detail(self.sim, node) if isinstance(node, str) else None
             if not isinstance(node, str) or objects is None:
