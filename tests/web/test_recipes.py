@@ -43,7 +43,7 @@ def session(api, new_run):
     _, run_id, token = new_run()
     applied(run_id, 1, {"action": "stop-kubelet", "node": "node-2"}, 30.25)
     applied(run_id, 2, {"action": "pause"}, 31.0, kind=CommandKind.CONTROL)
-    applied(run_id, 3, {"action": "speed", "speed": 5}, 31.0, kind=CommandKind.CONTROL)
+    applied(run_id, 3, {"action": "speed", "value": 5}, 31.0, kind=CommandKind.CONTROL)
     applied(run_id, 4, {"action": "start-kubelet", "node": "node-2"}, LAST_COMMAND_AT)
     reached(run_id, LAST_COMMAND_AT + AFTER_LAST)
     return run_id, token
@@ -117,9 +117,10 @@ async def test_a_live_session_replays_from_its_recipe(django_db_setup, tmp_path)
         await viewer.until(lambda e: e["t"] >= 20)
         status, stop = await ahttp("POST", commands, {"action": "stop-kubelet", "node": "node-2"}, token=token)
         assert status == 202 and stop["status"] == "applied", stop
-        await ahttp("POST", commands, {"action": "pause"}, token=token)
-        await ahttp("POST", commands, {"action": "speed", "speed": 50}, token=token)
-        await ahttp("POST", commands, {"action": "resume"}, token=token)
+        for control in ({"action": "pause"}, {"action": "speed", "value": 50}, {"action": "resume"}):
+            status, ack = await ahttp("POST", commands, control, token=token)
+            assert status == 202 and ack["status"] == "applied", (control, ack)
+        assert ack["clock"]["speed"] == 50 and not ack["clock"]["paused"], ack
         await viewer.until(lambda e: e["t"] >= stop["at"] + 60)
         status, start = await ahttp("POST", commands, {"action": "start-kubelet", "node": "node-2"}, token=token)
         assert status == 202 and start["status"] == "applied", start
