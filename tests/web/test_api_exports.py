@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 import yaml
+from jsonschema import Draft202012Validator
 
 from heartbeat_site.live import exports
 from heartbeat_site.live.models import Run
@@ -48,13 +49,57 @@ def export(api, run_id: str, name: str, query: str = ""):
     return response, response.content.decode("utf-8")
 
 
+# audit.k8s.io/v1 Event as the API server's audit backends write it and decode it strictly (no unknown field):
+# staging/src/k8s.io/apiserver/pkg/apis/audit/v1/types.go, with authentication/v1 UserInfo and meta/v1 Status.
+# Timestamps are meta/v1 MicroTime (RFC3339Micro: six fractional digits).
+MICRO_TIME = {"type": "string", "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)$"}
+STRINGS = {"type": "array", "items": {"type": "string"}}
+USER_INFO = {"type": "object", "additionalProperties": False, "properties": {
+    "username": {"type": "string"}, "uid": {"type": "string"}, "groups": STRINGS,
+    "extra": {"type": "object", "additionalProperties": STRINGS}}}
+AUDIT_EVENT = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["kind", "apiVersion", "level", "auditID", "stage", "requestURI", "verb", "user"],
+    "properties": {
+        "kind": {"const": "Event"},
+        "apiVersion": {"const": "audit.k8s.io/v1"},
+        "level": {"enum": ["None", "Metadata", "Request", "RequestResponse"]},
+        "auditID": {"type": "string", "format": "uuid", "minLength": 36},
+        "stage": {"enum": ["RequestReceived", "ResponseStarted", "ResponseComplete", "Panic"]},
+        "requestURI": {"type": "string", "pattern": "^/apis?/"},
+        "verb": {"enum": ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]},
+        "user": USER_INFO,
+        "impersonatedUser": USER_INFO,
+        "sourceIPs": STRINGS,
+        "userAgent": {"type": "string"},
+        "objectRef": {"type": "object", "additionalProperties": False, "properties": {
+            key: {"type": "string"} for key in ("resource", "namespace", "name", "uid", "apiGroup", "apiVersion",
+                                                "resourceVersion", "subresource")}},
+        "responseStatus": {"type": "object", "additionalProperties": False, "properties": {
+            "metadata": {"type": "object"}, "status": {"enum": ["Success", "Failure"]}, "message": {"type": "string"},
+            "reason": {"type": "string"}, "details": {"type": "object"}, "code": {"type": "integer"}}},
+        "requestObject": {"type": ["object", "null"]},
+        "responseObject": {"type": ["object", "null"]},
+        "requestReceivedTimestamp": MICRO_TIME,
+        "stageTimestamp": MICRO_TIME,
+        "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+    },
+}
+
+
 @pytest.mark.django_db
 def test_audit_log_is_audit_k8s_io_v1_events(api, ended_run):
     response, text = export(api, ended_run, "audit.jsonl")
     assert response["Content-Type"].startswith("application/jsonl")
     records = [json.loads(line) for line in text.splitlines()]
     assert len(records) > 50
-    assert all(r["kind"] == "Event" and r["apiVersion"] == "audit.k8s.io/v1" for r in records)
+    validator = Draft202012Validator(AUDIT_EVENT, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    for record in records:
+        errors = [f"{'/'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(record)]
+        assert not errors, (record["requestURI"], errors)
+    assert len({r["auditID"] for r in records}) == len(records)
+    assert all(r["requestReceivedTimestamp"] <= r["stageTimestamp"] for r in records)
     assert any(r["objectRef"]["resource"] == "leases" and r["verb"] == "update" for r in records)
 
 
