@@ -497,10 +497,9 @@ async def measure_size(stack: Stack, browser, nodes: int, args) -> dict:
         if traced:
             await asyncio.sleep(SETTLE)
             await page.evaluate("window.__long.splice(0)")
-            categories = ["toplevel", "blink.user_timing"]
-            if args.trace_dir:  # what each task did, for reading the trace (heavier: not for the figures)
-                categories += ["devtools.timeline", "disabled-by-default-devtools.timeline"]
-            await browser.start_tracing(page=page, categories=categories)
+            # devtools.timeline: tasks carry their thread time ("own"), and what each did (--trace-dir)
+            await browser.start_tracing(page=page, categories=["toplevel", "blink.user_timing", "devtools.timeline",
+                                                               "disabled-by-default-devtools.timeline"])
             await page.evaluate("performance.mark('bench:replay')")
 
         begin = time.monotonic()
