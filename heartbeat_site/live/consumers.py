@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qs
 
 import redis
+from autobahn.exception import Disconnected
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
@@ -92,12 +93,19 @@ class RunConsumer(AsyncWebsocketConsumer):
         self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool | int = False
     ) -> None:
         """Every text goes out in messages of at most 1 MiB (``frames.parts_of``: split once per
-        process for all the viewers the same text goes to)."""
-        if text_data is not None and len(text_data) * 4 > frames.MAX_MESSAGE_BYTES:
-            *pieces, text_data = frames.parts_of(text_data)
-            for piece in pieces:
-                await super().send(text_data=piece)
-        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+        process for all the viewers the same text goes to).
+
+        A viewer gone while a message was on its way ends the consumer quietly: the ASGI server
+        raises on a send to a closed socket (Daphne's ``Disconnected``, uvicorn an ``OSError``),
+        and the disconnect event that follows has nothing left to do."""
+        try:
+            if text_data is not None and len(text_data) * 4 > frames.MAX_MESSAGE_BYTES:
+                *pieces, text_data = frames.parts_of(text_data)
+                for piece in pieces:
+                    await super().send(text_data=piece)
+            await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+        except (Disconnected, OSError) as exc:
+            raise StopConsumer from exc
 
     async def connect(self) -> None:
         self.run_id = self.scope["url_route"]["kwargs"]["run_id"]

@@ -12,12 +12,15 @@ import uuid
 
 import pytest
 import pytest_asyncio
+from autobahn.exception import Disconnected
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from heartbeat_site.asgi import application
 from heartbeat_site.live import frames, runstore
+from heartbeat_site.live.consumers import RunConsumer
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.redis_client import get_redis
 
@@ -332,3 +335,19 @@ async def test_viewers_are_closed_to_reconnect_when_the_feed_fails(run_id):
     assert told["error"] == "live-service-unavailable" and "reconnect" in told["message"]
     assert await ws.receive_output(timeout=3) == {"type": "websocket.close", "code": 4503}
     assert await subscribers_drop_to_zero(run_id)
+
+
+@pytest.mark.parametrize("gone", [Disconnected("Attempt to send on a closed protocol"), ConnectionResetError()],
+                         ids=["daphne", "uvicorn"])
+async def test_a_viewer_gone_while_a_message_is_on_its_way_ends_its_consumer_quietly(gone):
+    """The server raises on a send to a closed socket; the consumer ends (no 'Exception inside application')."""
+    consumer = RunConsumer()
+
+    async def closed(message: dict) -> None:
+        raise gone
+
+    consumer.base_send = closed
+    with pytest.raises(StopConsumer):
+        await consumer.send(text_data='{"type": "clock"}')
+    with pytest.raises(StopConsumer):
+        await consumer.send(text_data="x" * frames.MAX_MESSAGE_BYTES)  # in parts
