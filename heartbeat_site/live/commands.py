@@ -6,8 +6,6 @@ virtual time, and persists that ``at`` before applying (see heartbeat_site.live.
 
 from __future__ import annotations
 
-import re
-
 import redis
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -21,17 +19,20 @@ from heartbeat_site.live.fields import number_field, reject_unknown_keys
 from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
 from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
 from simulation import FAULT_ACTIONS, CommandError, load_scenario, validate_command
+from simulation.lessons.documents import TABS
 
 # reveal, next: lessons and drills; stop: the trainer ends the run (status finished)
 CONTROL_ACTIONS = ("pause", "resume", "speed", "step", "reveal", "next", "stop")
 # "Viewers follow me": the trainer's page says where it looks (a node, a panel); the web process dates and
 # broadcasts these itself, since they change nothing in the simulation (docs/websocket-protocol.md, "follow").
 FOLLOW_ACTIONS = ("follow", "focus")
-VIEW_NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+# The panels a trainer's page can turn to: a lesson step's tabs (simulation/lessons/documents.py) and the side
+# panel's "diagrams" (templates/pages/run.html, data-tab).
+PANELS = (*TABS, "diagrams")
 MAX_NODE_NAME = 253  # a Kubernetes object name
 
 
-def follow_payload(body: dict) -> dict:
+def follow_payload(run: Run, body: dict) -> dict:
     """``{"action": "follow", "on": bool}`` or ``{"action": "focus", "node"?, "tab"?}``, or a 400 naming the field."""
     if body["action"] == "follow":
         reject_unknown_keys(body, {"action", "on"}, where="follow command")
@@ -40,13 +41,21 @@ def follow_payload(body: dict) -> dict:
         return {"action": "follow", "on": body["on"]}
     reject_unknown_keys(body, {"action", "node", "tab"}, where="focus command")
     node, tab = body.get("node"), body.get("tab")
-    if node is not None and not (isinstance(node, str) and 0 < len(node) <= MAX_NODE_NAME):
-        raise ApiError(400, "wrong-type", f"node: a node name (1 to {MAX_NODE_NAME} characters), got {node!r}")
-    if tab is not None and not (isinstance(tab, str) and VIEW_NAME.match(tab)):
-        raise ApiError(400, "wrong-type", f"tab: a panel's name (traffic, cluster, kubectl...), got {tab!r}")
+    if node is not None and not (isinstance(node, str) and node in run_nodes(run)):
+        raise ApiError(400, "unknown-node", f"node: no node named {node!r} in this run")
+    if tab is not None and tab not in PANELS:
+        raise ApiError(400, "unknown-tab", f"tab: no panel named {tab!r}; one of {', '.join(PANELS)}")
     if node is None and tab is None:
         raise ApiError(400, "missing-field", 'a focus command needs "node", "tab" or both')
     return {key: value for key, value in (("action", "focus"), ("node", node), ("tab", tab)) if value is not None}
+
+
+def run_nodes(run: Run) -> set[str]:
+    """Every node the run has had: its scenario's, those its faults create, and those the trainer created."""
+    scenario = load_scenario(run.document)
+    created = Command.objects.filter(run=run, action="create-node").values_list("payload", flat=True)
+    scripted = {fault["name"] for fault in scenario.faults if fault["action"] == "create-node"}
+    return {name for name, _zone in scenario.nodes} | scripted | {payload["name"] for payload in created}
 
 
 def normalise(run: Run, body: dict) -> tuple[str, str, dict]:
@@ -59,7 +68,7 @@ def normalise(run: Run, body: dict) -> tuple[str, str, dict]:
             'a command needs an "action" string, e.g. {"action": "stop-kubelet", "node": "node-2"}',
         )
     if action in FOLLOW_ACTIONS:
-        return CommandKind.CONTROL, action, follow_payload(body)
+        return CommandKind.CONTROL, action, follow_payload(run, body)
     if action in CONTROL_ACTIONS:
         if action == "speed":
             reject_unknown_keys(body, {"action", "value"}, where="speed command")
@@ -136,3 +145,26 @@ def broadcast_view(run: Run, payload: dict) -> tuple[Command, dict]:
     async_to_sync(get_channel_layer().group_send)(runstore.group_name(run.id),
                                                   {"type": "run.notice", "text": frames.dumps(message)})
     return command, {"status": "applied", "at": at}
+
+
+def follow_state(run_id: str) -> dict | None:
+    """The ``follow`` message a page joining (or reconnecting to) the run needs now, or None when the trainer never
+    used "Viewers follow me": whether it is on and, if so, the trainer's latest node and panel since it was turned
+    on. Read back from the command log, newest first, the way ``static/js/follow.js`` folds the messages: a focus
+    implies the toggle is on; a follow command ends what came before it."""
+    rows = (Command.objects.filter(run_id=run_id, action__in=FOLLOW_ACTIONS).order_by("-seq")
+            .values_list("seq", "action", "payload"))
+    latest: int | None = None
+    on = True
+    where: dict[str, str] = {}
+    for seq, action, payload in rows.iterator(chunk_size=100):
+        latest = latest or seq
+        if action == "follow":
+            on = payload["on"] or bool(where)
+            break
+        for key in ("node", "tab"):
+            if payload.get(key):
+                where.setdefault(key, payload[key])
+    if latest is None:
+        return None
+    return {"type": "follow", "on": on, **(where if on else {}), "seq": latest}

@@ -27,7 +27,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from heartbeat_site.live import classroom, detail, fanout, frames, runstore
+from heartbeat_site.live import classroom, commands, detail, fanout, frames, runstore
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run, RunStatus
 from heartbeat_site.live.replay import replay_until
@@ -135,6 +135,11 @@ class RunConsumer(AsyncWebsocketConsumer):
                 state = await database_sync_to_async(classroom.state_message)(self.run_id)
                 if state is not None:
                     await self.send(text_data=frames.dumps(state))
+            # "Viewers follow me": where the trainer looks now, not only from its next focus on (off the one
+            # sync thread: a class joins at once)
+            follow = await database_sync_to_async(commands.follow_state, thread_sensitive=False)(self.run_id)
+            if follow is not None:
+                await self.send(text_data=frames.dumps(follow))
         except (redis.RedisError, OSError) as exc:
             log.warning("viewer of run %s: Redis unreachable at connect (%s)", self.run_id, exc)
             await self._refuse(CLOSE_TRY_AGAIN, "live-service-unavailable", UNAVAILABLE)

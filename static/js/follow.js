@@ -1,7 +1,8 @@
 // "Viewers follow me" (docs/websocket-protocol.md, "follow"). The trainer's page, while its toggle is on, sends
 // where it looks as commands (POST /api/runs/<id>/commands: {"action": "focus", "node", "tab"}); the server
-// broadcasts each as a `follow` message. A viewer's page takes the trainer's node and panel until its user picks
-// one themselves; then a "Follow the trainer" button brings it back.
+// broadcasts each as a `follow` message, and gives a page that joins or reconnects where things stand right after
+// its snapshot. A viewer's page takes the trainer's node and panel until its user picks one themselves; then a
+// "Follow the trainer" button brings it back.
 
 export class Follow {
   /**
@@ -32,9 +33,9 @@ export class Follow {
     this.page.command({ action: "focus", ...this.#clean(where) });
   }
 
-  /** A viewer joined: the trainer's page says again where it is, for the newcomer. */
-  joined() {
-    if (this.page.control && this.on) this.page.command({ action: "focus", ...this.#clean(this.page.where()) });
+  /** Whether this viewer's page shows the trainer's node now (nothing else should move its focus). */
+  get following() {
+    return !this.page.control && this.on && !this.away;
   }
 
   /** The user of a viewer's page picked a node or a panel of their own. */
@@ -44,10 +45,21 @@ export class Follow {
     if (this.back) this.back.hidden = false;
   }
 
-  /** A `follow` message: `on` (the toggle), or the trainer's `node` and `tab`. */
+  /**
+   * A `follow` message: `on` (the toggle), the trainer's `node` and `tab`, or both (where things stand, sent to a
+   * page that joins or reconnects: a viewer who picked their own node before keeps it).
+   */
   onMessage(msg) {
-    if (this.page.control) return;
-    if (typeof msg.on === "boolean") {
+    if (this.page.control) {
+      // the trainer's page reloaded, or another of the trainer's pages turned it: the toggle says what viewers get
+      if (typeof msg.on === "boolean" && msg.on !== this.on) {
+        this.on = msg.on;
+        this.last = {};
+        if (this.toggle) this.toggle.checked = msg.on;
+      }
+      return;
+    }
+    if (typeof msg.on === "boolean" && msg.on !== this.on) {
       this.on = msg.on;
       this.away = false;
       if (this.back) this.back.hidden = true;

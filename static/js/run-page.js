@@ -89,7 +89,6 @@ class RunPage {
       onFrame: (msg) => this.onFrame(msg),
       onPresence: (n) => {
         this.#setText("#viewers", this.t("clock.viewers", { n }));
-        this.follow?.joined();
       },
       onFollow: (msg) => this.follow?.onMessage(msg),
       onStatus: (msg) => this.onStatus(msg),
@@ -285,10 +284,10 @@ class RunPage {
   /**
    * Until the user picks a node, the page follows the faults: the node the scenario's first fault
    * is about, then the node of each fault as it happens (a trainer's command). Not in a drill,
-   * where which node is broken is the question.
+   * where which node is broken is the question, nor while the page follows the trainer (follow.js).
    */
   #followFault(node) {
-    if (!node || this.userPicked || this.drillRun || !this.store.node(node)) return;
+    if (!node || this.userPicked || this.drillRun || this.follow?.following || !this.store.node(node)) return;
     this.setFocus(node, { auto: true });
   }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 
 from heartbeat_site.live.api.events import EVENT_TYPES
-from heartbeat_site.live.commands import CONTROL_ACTIONS, MAX_NODE_NAME, VIEW_NAME
+from heartbeat_site.live.commands import CONTROL_ACTIONS, MAX_NODE_NAME, PANELS
 from heartbeat_site.live.exports import EXPORT_NAMES
 from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
 from simulation import FAULT_ACTIONS
@@ -130,7 +130,7 @@ _COMMAND = {
          "additionalProperties": False, "description": "viewers' pages follow the trainer's focus (or stop)"},
         {"properties": {"action": {"const": "focus"},
                         "node": {"type": "string", "minLength": 1, "maxLength": MAX_NODE_NAME},
-                        "tab": {"type": "string", "pattern": VIEW_NAME.pattern}},
+                        "tab": {"enum": list(PANELS)}},
          "anyOf": [{"required": ["node"]}, {"required": ["tab"]}], "additionalProperties": False,
          "description": "the node and panel the trainer looks at, for the viewers who follow"},
     ],
@@ -379,6 +379,7 @@ DOCUMENT: dict = {
                 "x-400-beyond-schema": {
                     "invalid-command": "a fault the run cannot take: a node or zone it does not have, a field its "
                     "action does not take (the scenario document's faults say which)",
+                    "unknown-node": "a focus on a node the run does not have",
                 },
                 "responses": {
                     **_ok(
