@@ -6,7 +6,8 @@
 //    frames, so the sequence diagram shows the traffic that led to the moment, the timeline its
 //    markers and the cluster view, flows and kubectl panels the state at t;
 //  - play, step and speed feed the following events (GET /api/runs/<id>/events, paged) as frames
-//    while a clock of the replay's own advances.
+//    while a clock of the replay's own advances;
+//  - the export menu's cluster objects (objects.yaml) are those at the cursor, `?t=`, until the page is live again.
 // "Back to live" (or "Leave replay") opens a new websocket with the page's handlers: a fresh snapshot.
 import { RunConnection } from "./connection.js";
 import { readJson } from "./i18n.js";
@@ -48,6 +49,9 @@ export class Replay {
     this.buffer = []; // events read ahead of the cursor (seq order)
     this.after = 0; // seq the next page is read after
     this.more = true; // whether the run has events after `after`
+    // The export menu's cluster objects: at the cursor while the page looks back, else at the run's clock
+    this.objectsLink = document.querySelector('.export-menu a[href*="/export/objects.yaml"]');
+    this.objectsHref = this.objectsLink?.getAttribute("href");
     els.open.addEventListener("click", () => this.open());
     els.exit.addEventListener("click", () => this.close());
     els.play.addEventListener("click", () => (this.timer ? this.pause() : this.play()));
@@ -87,6 +91,7 @@ export class Replay {
     this.token = null;
     delete document.body.dataset.replay;
     this.els.bar.hidden = true;
+    this.#exportAt(null);
     const old = this.page.connection;
     this.#forget();
     this.page.store.lastSeq = 0; // the new socket starts with a snapshot, not a resume
@@ -144,6 +149,7 @@ export class Replay {
     if (!due.length) this.page.clock.update(clock);
     this.cursor = t;
     this.#showCursor(t);
+    this.#exportAt(t);
     if (paused && this.page.store.nodeLevel) await this.#podCounts(t, token);
     this.page.frames.request();
     return true;
@@ -192,6 +198,13 @@ export class Replay {
   async step() {
     this.pause();
     await this.#advance(Math.min(this.end, this.cursor + STEP), true);
+  }
+
+  /** objects.yaml of the moment the page shows: `?t=` the cursor (microseconds, as the API keeps times), or none. */
+  #exportAt(t) {
+    if (!this.objectsLink) return;
+    const at = t === null ? "" : `?t=${Math.round(t * 1e6) / 1e6}`;
+    this.objectsLink.setAttribute("href", `${this.objectsHref}${at}`);
   }
 
   #showCursor(t) {

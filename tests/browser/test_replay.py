@@ -1,9 +1,11 @@
 """Replay and seek: an ended run's page offers "Replay"; seeking to the moment node-2 was tainted shows the
-taint on node-2 from that moment on and not before it, and a step forward from just before brings it in."""
+taint on node-2 from that moment on and not before it, and a step forward from just before brings it in. The export
+menu's cluster objects are those of the moment the replay shows."""
 
 from __future__ import annotations
 
 import pytest
+import yaml
 from playwright.sync_api import expect
 
 from tests.web.live import http
@@ -113,15 +115,19 @@ def test_a_live_viewer_looks_back_and_returns_to_live(browser, stack, artifacts,
     expect(look_back).to_have_text("Look back")
     look_back.click()
     expect(page.locator("#replay-exit")).to_have_text("Back to live")
+    expect(page.locator("#replay-bar")).to_be_visible()
     seek(page, 10.0)
     expect(page.locator("#clock-time")).to_have_text("T+00:10.0")
     assert page.evaluate("window.heartbeat.clock.paused")
+    objects = page.locator(".export-menu a[href*='objects.yaml']")
+    expect(objects).to_have_attribute("href", f"/api/runs/{run_id}/export/objects.yaml?t=10")
     shot(page, artifacts, "replay-look-back-live")
 
     page.locator("#replay-exit").click()
     expect(page.locator("#replay-bar")).to_be_hidden()
     wait_for_cluster(page)
     page.wait_for_function("window.heartbeat.clock.now() > 45 && !window.heartbeat.clock.paused")
+    expect(objects).to_have_attribute("href", f"/api/runs/{run_id}/export/objects.yaml")  # at the run's clock
     expect(look_back).to_be_visible()
     assert page.errors == [] and page.console_errors == [], (page.errors, page.console_errors)
     assert offsite.offsite == []
@@ -136,9 +142,41 @@ def test_a_large_run_replays_at_node_level(browser, stack, offsite):
     page = open_page(browser, f"{stack.base}/runs/{run_id}/", offsite)
     expect(page.locator("#run-end")).to_contain_text("Ended", timeout=90_000)
     page.locator("#btn-replay").click()
+    expect(page.locator("#replay-bar")).to_be_visible()  # the replay knows the run's end: the scrubber is usable
     seek(page, 1.0)  # the cluster is still starting: no pod runs yet
     assert page.evaluate("window.heartbeat.store.nodeLevel")
     assert page.evaluate("window.heartbeat.store.podCounts('node-2').ready") == 0
     seek(page, 45.0)  # from the snapshot at 15 s (pods counted: none), the events up to 45 s (pods started at 20 s)
     page.wait_for_function("window.heartbeat.store.podCounts('node-2').ready === 2")
     assert page.errors == [] and page.console_errors == [], (page.errors, page.console_errors)
+
+
+def exported_taints(page, node: str = "node-2") -> list[str]:
+    """The taints of ``node`` in the export menu's "Cluster objects (kubectl YAML)", downloaded as a user does."""
+    page.locator(".export-menu").evaluate("menu => { menu.open = true; }")
+    with page.expect_download() as download:
+        page.locator(".export-menu a[href*='objects.yaml']").click()
+    with open(download.value.path(), encoding="utf-8") as file:
+        listing = yaml.safe_load(file)
+    item = next(i for i in listing["items"] if i["kind"] == "Node" and i["metadata"]["name"] == node)
+    return sorted(f"{t['key']}:{t['effect']}" for t in item["spec"].get("taints") or ())
+
+
+def test_the_export_menu_gives_the_cluster_objects_at_the_replay_cursor(browser, stack, offsite):
+    run_id = ended_run(browser, stack, offsite)
+    tainted_at = taint_time(stack, run_id)  # NoSchedule; NoExecute follows at the next monitor pass
+    page = open_page(browser, f"{stack.base}/runs/{run_id}/", offsite)
+    wait_for_cluster(page)
+    at_the_end = [f"{UNREACHABLE}:NoExecute", f"{UNREACHABLE}:NoSchedule"]
+    assert exported_taints(page) == at_the_end
+    page.locator("#btn-replay").click()
+    expect(page.locator("#replay-bar")).to_be_visible()
+    seek(page, tainted_at - 1)
+    assert exported_taints(page) == []
+    seek(page, tainted_at + 0.001)
+    assert exported_taints(page) == [f"{UNREACHABLE}:NoSchedule"]
+    page.locator("#replay-exit").click()  # live (here: the ended run's clock) again
+    wait_for_cluster(page)
+    assert exported_taints(page) == at_the_end
+    assert page.errors == [] and page.console_errors == [], (page.errors, page.console_errors)
+    assert offsite.offsite == []
