@@ -1,4 +1,5 @@
-"""``GET /api/runs/<id>/qr.svg``: the QR code the room scans draws exactly the QR code of the run's viewer link."""
+"""``GET /api/runs/<id>/qr.svg``: the QR code the room scans draws exactly the QR code of the run's viewer link, and a
+QR decoder (zxing-cpp) reads the link back from what it draws."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 import segno
+import zxingcpp
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -32,6 +34,17 @@ def drawn_modules(svg: bytes) -> set[tuple[int, int]]:
     return dark
 
 
+def decoded(dark: set[tuple[int, int]], pixels: int = 4) -> list[str]:
+    """What a QR decoder reads in the modules drawn black on white, ``pixels`` to a module (the border included)."""
+    size = max(max(x, y) for x, y in dark) + 5  # the 4-module quiet zone on the far sides too
+    grey = bytearray(b"\xff" * (size * pixels) ** 2)
+    for x, y in dark:
+        for row in range(y * pixels, (y + 1) * pixels):
+            grey[row * size * pixels + x * pixels:row * size * pixels + (x + 1) * pixels] = b"\x00" * pixels
+    image = memoryview(bytes(grey)).cast("B", (size * pixels, size * pixels))
+    return [code.text for code in zxingcpp.read_barcodes(image, formats=zxingcpp.BarcodeFormat.QRCode)]
+
+
 def expected_modules(url: str, border: int = 4) -> set[tuple[int, int]]:
     matrix = segno.make(url, error="m", micro=False).matrix
     return {(col + border, row + border) for row, bits in enumerate(matrix) for col, bit in enumerate(bits) if bit}
@@ -45,6 +58,7 @@ def test_the_qr_code_is_the_viewer_link(api, new_run):
     svg = response.content
     assert body["viewer_url"].encode() in svg and token.encode() not in svg
     assert drawn_modules(svg) == expected_modules(body["viewer_url"])
+    assert decoded(drawn_modules(svg)) == [body["viewer_url"]]
     assert drawn_modules(svg) != expected_modules(body["viewer_url"] + "x")
 
 
