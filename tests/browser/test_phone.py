@@ -263,3 +263,23 @@ def test_a_long_title_keeps_the_wide_top_bar_on_one_line(browser, stack, artifac
     assert height <= 50, (height, [p for p in parts if p[2] > 20])
     shot(page, artifacts, "run-long-title-1920")
     context.close()
+
+
+def test_the_run_page_asks_for_all_its_modules_at_once(browser, stack, offsite):
+    """Every script module the run page loads is named in its HTML (modulepreload), so a phone requests
+    them all at once rather than in rounds, one per level of imports, each after a slow parse."""
+    run = create_run(stack, speed=20)
+    loaded: list[str] = []
+    context = browser.new_context()
+    offsite.watch(context)
+    page = context.new_page()
+    page.on("request", lambda request: loaded.append(request.url) if request.resource_type == "script" else None)
+    page.goto(f"{stack.base}/runs/{run['id']}/")
+    live(page)
+    preloaded = set(page.locator('link[rel="modulepreload"]').evaluate_all("ls => ls.map(l => l.href)"))
+    entries = set(page.locator("script[src]").evaluate_all("ss => ss.map(s => s.src)"))  # named in the HTML anyway
+    modules = {url for url in loaded if url.endswith(".js") and "/static/js/" in url} - entries
+    assert len(modules) > 30, modules
+    assert modules <= preloaded, sorted(modules - preloaded)
+    assert preloaded <= modules | entries, sorted(preloaded - modules)  # nothing preloaded in vain
+    context.close()
