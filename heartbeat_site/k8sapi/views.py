@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from heartbeat_site.k8sapi import reads, resources, watch, writes
-from heartbeat_site.k8sapi.cluster import find_run, objects_of
+from heartbeat_site.k8sapi.cluster import collector_paused, find_run, kept_objects, objects_of
 from heartbeat_site.k8sapi.resources import Resource
 from heartbeat_site.k8sapi.status import K8sError, method_not_allowed, status_response
 
@@ -128,10 +128,11 @@ def _resource_sync(request: HttpRequest, run_id: str, target: Target) -> HttpRes
     if target.subresource:
         raise method_not_allowed(f"{target.resource.name}/{target.subresource}")
     selection = reads.Selection.of(request, target.resource, target.namespace)  # a bad selector: 400 before a load
-    objs = objects_of(run)
+    objs = kept_objects(run) if reads.is_continue(request) and not target.name else objects_of(run)
     if target.name:
         return _json(reads.get_body(request, objs, target.resource, target.namespace, target.name))
-    return _json(reads.list_body(request, objs, selection))
+    with collector_paused():
+        return _json(reads.list_body(request, objs, selection))
 
 
 def _json(body: dict) -> HttpResponse:
