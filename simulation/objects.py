@@ -7,6 +7,9 @@ Field names follow the Kubernetes API; `to_k8s` renders the shapes of docs/kuber
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -535,13 +538,43 @@ def node_to_k8s(node: Node, clock: WallClock) -> dict[str, Any]:
         ]
     if node.kubelet_version:
         status["daemonEndpoints"] = {"kubeletEndpoint": {"Port": 10250}}
-        status["nodeInfo"] = {
-            "kubeletVersion": node.kubelet_version,
-            "containerRuntimeVersion": "containerd://1.7.24",
-            "operatingSystem": "linux",
-            "architecture": "amd64",
-        }
+        status["nodeInfo"] = node_info(node.metadata.uid, node.kubelet_version)
     return {**_head(node), "metadata": _meta(node, clock), "spec": spec, "status": status}
+
+
+OS_IMAGE = "Debian GNU/Linux 12 (bookworm)"
+KERNEL_VERSION = "6.1.0-28-cloud-amd64"
+CONTAINER_RUNTIME_VERSION = "containerd://1.7.24"
+
+
+def node_info(uid: str, kubelet_version: str) -> dict[str, str]:
+    """``status.nodeInfo``: every NodeSystemInfo field a kubelet reports (``k8s.io/api/core/v1/types.go``; all
+    are required, and clients that check, such as the Python client, refuse a Node without one). The
+    machine's ids are derived from the Node's uid, so the same seed gives the same bytes."""
+    return dict(_node_info(uid, kubelet_version))  # a dict of the caller's own: the cached one stays as it is
+
+
+@functools.lru_cache(maxsize=8192)
+def _node_info(uid: str, kubelet_version: str) -> dict[str, str]:
+    return {
+        "machineID": hashlib.sha256(f"machine-id/{uid}".encode()).hexdigest()[:32],
+        "systemUUID": str(uuid.uuid5(uuid.NAMESPACE_OID, f"system-uuid/{uid}")),
+        "bootID": str(uuid.uuid5(uuid.NAMESPACE_OID, f"boot-id/{uid}")),
+        "kernelVersion": KERNEL_VERSION,
+        "osImage": OS_IMAGE,
+        "containerRuntimeVersion": CONTAINER_RUNTIME_VERSION,
+        "kubeletVersion": kubelet_version,
+        "kubeProxyVersion": kubelet_version,
+        "operatingSystem": "linux",
+        "architecture": "amd64",
+    }
+
+
+@functools.lru_cache(maxsize=1024)
+def image_id(image: str) -> str:
+    """A container status's ``imageID``, the pulled image's digest (``registry.example/web@sha256:...``):
+    deterministic from the image's name, as the simulation pulls no image."""
+    return f"{image.rsplit(':', 1)[0]}@sha256:{hashlib.sha256(image.encode()).hexdigest()}"
 
 
 def toleration_to_k8s(t: Toleration) -> dict[str, Any]:
@@ -612,6 +645,7 @@ def pod_to_k8s(pod: Pod, clock: WallClock) -> dict[str, Any]:
             state = {"terminated": {"exitCode": 137, "reason": pod.container_reason or "Error"}}
         else:
             state = {"waiting": {"reason": pod.container_reason or "ContainerCreating"}}
+        image = f"registry.example/{pod.owner_name or 'app'}:1.0"
         status["containerStatuses"] = [
             {
                 "name": pod.owner_name or "app",
@@ -619,7 +653,9 @@ def pod_to_k8s(pod: Pod, clock: WallClock) -> dict[str, Any]:
                 "restartCount": pod.restart_count,
                 "started": pod.container_state == "running",
                 "state": state,
-                "image": f"registry.example/{pod.owner_name or 'app'}:1.0",
+                "image": image,
+                # required; empty until the image is pulled (the container was never started)
+                "imageID": image_id(image) if pod.container_state in ("running", "terminated") else "",
             }
         ]
     return {**_head(pod), "metadata": _meta(pod, clock), "spec": spec, "status": status}

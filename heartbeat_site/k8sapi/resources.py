@@ -14,30 +14,6 @@ from dataclasses import dataclass
 from heartbeat_site.k8sapi.eventsv1 import event_v1
 
 READ_VERBS = ("get", "list", "watch")
-# NodeSystemInfo's fields, all required in the API (``k8s.io/api/core/v1/types.go``): clients that check
-# it (the Python client's models) refuse a Node without them. The simulation models only some.
-NODE_INFO_FIELDS = ("machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion",
-                    "kubeletVersion", "kubeProxyVersion", "operatingSystem", "architecture")
-
-
-def node_v1(node: dict) -> dict:
-    """A Node with every NodeSystemInfo field: those the simulation leaves out are empty, as a field
-    a kubelet could not read is (kubectl prints ``<unknown>`` for them either way)."""
-    status = node.get("status") or {}
-    info = status.get("nodeInfo") or {}
-    if all(key in info for key in NODE_INFO_FIELDS):
-        return node
-    return {**node, "status": {**status, "nodeInfo": {**dict.fromkeys(NODE_INFO_FIELDS, ""), **info}}}
-
-
-def pod_v1(pod: dict) -> dict:
-    """A Pod whose container statuses have ``imageID`` (required in the API): empty where the simulation,
-    which pulls no image, leaves it out."""
-    status = pod.get("status") or {}
-    containers = status.get("containerStatuses")
-    if not containers or all("imageID" in c for c in containers):
-        return pod
-    return {**pod, "status": {**status, "containerStatuses": [{"imageID": "", **c} for c in containers]}}
 
 
 @dataclass(frozen=True)
@@ -65,8 +41,8 @@ class Resource:
 
 RESOURCES = (
     Resource("namespaces", "", "v1", "Namespace", False, ("ns",)),
-    Resource("nodes", "", "v1", "Node", False, ("no",), (*READ_VERBS, "patch", "delete"), "nodes", serve=node_v1),
-    Resource("pods", "", "v1", "Pod", True, ("po",), store="pods", categories=("all",), serve=pod_v1),
+    Resource("nodes", "", "v1", "Node", False, ("no",), (*READ_VERBS, "patch", "delete"), "nodes"),
+    Resource("pods", "", "v1", "Pod", True, ("po",), store="pods", categories=("all",)),
     Resource("services", "", "v1", "Service", True, ("svc",), store="services", categories=("all",)),
     Resource("events", "", "v1", "Event", True, ("ev",), store="events"),
     Resource("leases", "coordination.k8s.io", "v1", "Lease", True, store="leases"),

@@ -67,8 +67,11 @@ async def test_get_nodes_tables_and_objects(stack, tmp_path):
     assert wide[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP", "EXTERNAL-IP", "OS-IMAGE",
                                "KERNEL-VERSION", "CONTAINER-RUNTIME"]
     address = nodes[1]["status"]["addresses"][0]["address"]
+    info = nodes[1]["status"]["nodeInfo"]
     assert wide[2].split() == ["node-2", "NotReady", "<none>", age(nodes[1]["metadata"]["creationTimestamp"], t),
-                               version, address, "<none>", "<unknown>", "<unknown>", "containerd://1.7.24"]
+                               version, address, "<none>", *info["osImage"].split(), info["kernelVersion"],
+                               "containerd://1.7.24"]
+    assert info["osImage"] and info["kernelVersion"]
 
     lease = yaml.safe_load(await kubectl.out("get", "lease", "-n", "kube-node-lease", "node-2", "-o", "yaml"))
     assert lease["spec"]["holderIdentity"] == "node-2"
