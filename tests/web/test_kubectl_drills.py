@@ -1,0 +1,94 @@
+"""A drill's Kubernetes API before the reveal: the real kubectl reads what a viewer's page reads, and nothing
+more of the hidden cause (docs/lessons.md, "Drill document"; ``classroom.viewer_event``, ``viewer_snapshot``).
+On Daphne with a Celery worker and Redis."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import yaml
+
+from heartbeat_site.live import runstore
+from simulation.lessons import get_drill
+from simulation.lessons.drills import KUBELET_FLAGS
+
+from .kubectl import Kubectl, command
+from .live import Viewer, ahttp
+from .test_kubectl_reads import stack  # noqa: F401 (the module's Daphne, worker and Redis)
+
+pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+RESOURCES = "nodes,pods,events,leases,endpointslices"
+KINDS = {"Node": "nodes", "Pod": "pods", "Event": "events", "Lease": "leases", "EndpointSlice": "endpointslices"}
+
+
+def key(obj: dict) -> tuple[str, str]:
+    meta = obj["metadata"]
+    return meta.get("namespace") or "", meta["name"]
+
+
+def viewer_objects(viewer: Viewer) -> dict[str, dict]:
+    """The objects a viewer's page holds: its snapshot's, then every successful write it was sent."""
+    objects = {resource: {key(o): o for o in found}
+               for resource, found in viewer.first_message["snapshot"]["objects"].items() if resource in KINDS.values()}
+    for event in viewer.events:
+        obj = event.get("object")
+        if event["type"] != "write" or event.get("resource") not in objects or not obj:
+            continue
+        if (event.get("code") or 0) >= 300:  # a rejected write changes nothing
+            continue
+        if event.get("removed"):
+            objects[event["resource"]].pop(key(obj), None)
+        else:
+            objects[event["resource"]][key(obj)] = obj
+    return objects
+
+
+def words_naming(action: str) -> list[str]:
+    """What would name a drill's cause: its action, an injected fault, the kubelets' own flags."""
+    return [rf"\b{re.escape(action)}\b", r"\binjected\b", r"\bfault\b",
+            *(rf'\b{flag}"?:' for flag in KUBELET_FLAGS if flag not in ("running", "pressure"))]
+
+
+async def paused_at_published_seq(base: str, run: dict, viewer: Viewer) -> int:
+    """Pause the run and read on until the viewer has every event published (the published seq stays put)."""
+    await command(base, run, "pause")
+    while not (await viewer.next_of_type("clock"))["clock"]["paused"]:
+        pass
+    while True:
+        seq = int(runstore.read_state(run["id"])["last_seq"])
+        await viewer.until_seq(seq)
+        if int(runstore.read_state(run["id"])["last_seq"]) == seq:
+            return seq
+
+
+@pytest.mark.parametrize("name", ["back-on-its-own", "flapping-node", "silent-node"])
+async def test_kubectl_reads_of_a_drill_name_nothing_a_viewer_is_not_shown(stack, tmp_path, name):  # noqa: F811
+    drill = get_drill(name)
+    status, run = await ahttp("POST", f"{stack.base}/api/runs", {"drill": name, "speed": 20})
+    assert status == 201, run
+    viewer = await Viewer.open(run["ws_url"], "diagnoser")
+    # well after the fault (40 s to 50 s) and its first symptoms
+    await viewer.until(lambda e: e["t"] > 120, timeout=60)
+    seq = await paused_at_published_seq(stack.base, run, viewer)
+    assert any(e["type"] == "hidden" for e in viewer.events), "the drill hid its cause from the viewer"
+
+    kubectl = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
+    listed = yaml.safe_load(await kubectl.out("get", RESOURCES, "-A", "-o", "yaml"))["items"]
+    described = await kubectl.out("describe", "nodes")
+    as_json = json.loads(await kubectl.out("get", RESOURCES, "-A", "-o", "json"))["items"]
+    assert int(runstore.read_state(run["id"])["last_seq"]) == seq
+
+    seen = viewer_objects(viewer)
+    for obj in as_json:  # every object the API serves is the one the viewer's page holds, field for field
+        assert seen[KINDS[obj["kind"]]].get(key(obj)) == obj, (obj["kind"], key(obj))
+    assert {key(o) for o in listed} == {key(o) for o in as_json}
+
+    viewer_text = json.dumps(viewer.first_message) + json.dumps(viewer.events)
+    kubectl_text = yaml.safe_dump(listed) + described
+    for word in words_naming(drill.fault["action"]):
+        if re.search(word, kubectl_text, re.IGNORECASE):
+            assert re.search(word, viewer_text, re.IGNORECASE), f"kubectl names the hidden cause: {word}"
+    await viewer.close()
