@@ -140,7 +140,7 @@ def list_body(request: HttpRequest, objs: RunObjects, selection: Selection) -> d
             end = bisect.bisect_left(keys, (selection.namespace + "\0", "")) if selection.namespace else len(keys)
             meta["remainingItemCount"] = end - index
     if wants_table(request):
-        return tables.table(resource.name, items, listing.now, meta)
+        return tables.table(resource.name, items, listing.now, meta, **_row_objects(request, resource))
     return {"kind": f"{resource.kind}List", "apiVersion": resource.api_version, "metadata": meta,
             "items": [served(resource, obj) for obj in items]}
 
@@ -171,8 +171,17 @@ def _more(keys: list[tuple[str, str]], store: dict, index: int, selection: Selec
 def get_body(request: HttpRequest, objs: RunObjects, resource: Resource, namespace: str, name: str) -> dict:
     obj = one_object(objs, resource, namespace, name)
     if wants_table(request):
-        return tables.table(resource.name, [obj], objs.now, {"resourceVersion": str(objs.rv)})
+        return tables.table(resource.name, [obj], objs.now, {"resourceVersion": str(objs.rv)},
+                            **_row_objects(request, resource))
     return served(resource, obj)
+
+
+def _row_objects(request: HttpRequest, resource: Resource) -> dict:
+    """What a Table's rows carry of their objects (``includeObject``; a bad one is a 400 naming the choices)."""
+    include = request.GET.get("includeObject", "") or "Metadata"
+    if include not in tables.INCLUDE_OBJECT:
+        raise K8sError(400, f"includeObject: must be one of {', '.join(tables.INCLUDE_OBJECT)}, not {include!r}")
+    return {"include": include, "serve": resource.serve}
 
 
 def _sort_key(obj: dict) -> list[str]:

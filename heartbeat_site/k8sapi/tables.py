@@ -367,12 +367,21 @@ PRINTERS: dict[str, tuple[list[dict], Callable[[dict, datetime], list]]] = {
 }
 
 
-def row(resource: str, obj: dict, now: datetime) -> dict:
-    """One row, with the object's metadata (``includeObject=Metadata``, the default); ``obj`` as
-    stored (an events.k8s.io Event is printed from its core/v1 form, as the real server does)."""
-    out: dict = {"cells": PRINTERS[resource][1](obj, now),
-                 "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                            "metadata": obj.get("metadata") or {}}}
+INCLUDE_OBJECT = ("None", "Metadata", "Object")  # ``includeObject``: what a row carries of its object
+
+
+def row(resource: str, obj: dict, now: datetime, include: str = "Metadata",
+        serve: Callable[[dict], dict] | None = None) -> dict:
+    """One row, with the object's metadata (``includeObject=Metadata``, the default), the whole object
+    (``Object``: what ``kubectl get --sort-by`` asks for, to read its fields) or nothing (``None``).
+    ``obj`` as stored (an events.k8s.io Event is printed from its core/v1 form, as the real server does;
+    ``serve`` gives it in the resource's shape)."""
+    out: dict = {"cells": PRINTERS[resource][1](obj, now)}
+    if include == "Object":
+        out["object"] = serve(obj) if serve is not None else obj
+    elif include != "None":
+        out["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                         "metadata": obj.get("metadata") or {}}
     if resource == "pods":
         conditions = pod_conditions(obj)
         if conditions:
@@ -380,7 +389,8 @@ def row(resource: str, obj: dict, now: datetime) -> dict:
     return out
 
 
-def table(resource: str, objects: list[dict], now: datetime, meta: dict, *, headers: bool = True) -> dict:
+def table(resource: str, objects: list[dict], now: datetime, meta: dict, *, headers: bool = True,
+          include: str = "Metadata", serve: Callable[[dict], dict] | None = None) -> dict:
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
             "columnDefinitions": PRINTERS[resource][0] if headers else [],
-            "rows": [row(resource, obj, now) for obj in objects]}
+            "rows": [row(resource, obj, now, include, serve) for obj in objects]}

@@ -97,3 +97,18 @@ async def test_an_unknown_continue_token_is_expired_and_a_bad_one_refused(stack)
     assert (status, refused["reason"]) == (400, "BadRequest")
     assert "continue" in refused["message"]
     await viewer.close()
+
+
+async def test_sort_by_reads_the_whole_objects_of_a_table(stack, tmp_path):  # noqa: F811
+    run, viewer, pods_url = await live_run(stack.base)
+    kubectl = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
+    pods = json.loads(await kubectl.out("get", "pods", "-A", "-o", "json"))["items"]
+    by_ip = sorted(pods, key=lambda p: tuple(int(part) for part in p["status"]["podIP"].split(".")))
+    printed = (await kubectl.out("get", "pods", "-A", "--sort-by=.status.podIP", "--no-headers")).split("\n")
+    assert [line.split()[1] for line in printed if line] == [p["metadata"]["name"] for p in by_ip]
+
+    status, table = get(f"{pods_url}?includeObject=None", accept=TABLE)
+    assert status == 200 and all("object" not in row for row in table["rows"])
+    status, refused = get(f"{pods_url}?includeObject=Everything", accept=TABLE)
+    assert (status, refused["reason"]) == (400, "BadRequest") and "includeObject" in refused["message"]
+    await viewer.close()
