@@ -233,10 +233,14 @@ def retained(cdp, page, t: float, marked: bool = False) -> dict:
     return sample
 
 
-def frame_times(trace: dict, frames: int, interval: float) -> tuple[list[float], set[int]]:
+def frame_times(trace: dict, frames: int, interval: float, *,
+                thread_time: bool = False) -> tuple[list[float], set[int]]:
     """Per frame interval from the 'bench:replay' mark, the wall time (ms) of the top-level tasks
     the page's main thread started in it (what TaskDuration adds up), and the intervals that
-    overlap a forced garbage collection ('bench:gc' to 'bench:gc-end')."""
+    overlap a forced garbage collection ('bench:gc' to 'bench:gc-end').
+
+    ``thread_time``: the tasks' thread time instead (recorded with the devtools.timeline category):
+    the page's own work, without the time its thread waited for a core that other processes held."""
     events = trace["traceEvents"]
     start = next(e for e in events if e["name"] == "bench:replay")
     pid, tid, origin, step = start["pid"], start["tid"], start["ts"], interval * 1e6
@@ -245,7 +249,7 @@ def frame_times(trace: dict, frames: int, interval: float) -> tuple[list[float],
         if e.get("ph") == "X" and e["name"] == "ThreadControllerImpl::RunTask" and e["pid"] == pid and e["tid"] == tid:
             i = int((e["ts"] - origin) // step)
             if 0 <= i < frames:
-                per_frame[i] += e["dur"] / 1000
+                per_frame[i] += (e.get("tdur", e["dur"]) if thread_time else e["dur"]) / 1000
     marks = sorted((e["ts"], e["name"]) for e in events
                    if e["pid"] == pid and e["name"] in ("bench:gc", "bench:gc-end"))
     sampled = set()
