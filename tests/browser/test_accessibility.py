@@ -1,7 +1,7 @@
 """Accessibility of the pages, checked by axe-core (npm, read from node_modules) in the browser:
-no serious or critical violation (WCAG 2 A and AA rules, contrast included) on the home, scenario
-and run pages, a trainer's and a viewer's, in both themes, on a laptop and on a phone. Keyboard
-focus is visible, and a node's state change is told to screen readers once, not every frame."""
+no serious or critical violation (WCAG 2 A and AA rules, contrast included) on the home, scenario,
+builder and run pages, a trainer's and a viewer's, in both themes, on a laptop and on a phone.
+Keyboard focus is visible, and a node's state change is told to screen readers once, not every frame."""
 
 from __future__ import annotations
 
@@ -73,6 +73,9 @@ def test_no_serious_axe_violation(browser, stack, offsite, theme, size):
     page.goto(f"{stack.base}/scenarios/kubelet-crash/?theme={theme}")
     expect(page.locator("#scenario-status")).to_be_visible()
     found["scenario"] = serious_violations(page)
+    page.goto(f"{stack.base}/build/?theme={theme}")  # the builder, its document checked by the server
+    expect(page.locator("#builder-status")).to_have_attribute("data-state", re.compile("ok|bad"))
+    found["builder"] = serious_violations(page)
     assert found == {name: [] for name in found}
     context.close()
     assert offsite.offsite == []
