@@ -1,5 +1,7 @@
 """Settings helpers fail loudly, naming the variable."""
 
+import re
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
@@ -89,3 +91,36 @@ def test_runstack_rejects_an_unknown_asgi_server_before_starting_anything(monkey
     )
     with pytest.raises(CommandError, match="HEARTBEAT_ASGI_SERVER='gunicorn' is not an ASGI server"):
         call_command("runstack")
+
+
+def test_make_run_uses_the_configured_redis_and_names_one_that_does_not_answer():
+    """`make run` (manage.py runstack) never replaces a Redis someone configured: a REDIS_URL that does
+    not answer is an error naming it, one that answers is used as it is."""
+    from heartbeat_site import embedded_redis
+
+    server = embedded_redis.start_embedded()
+    try:
+        assert embedded_redis.ensure_redis({"REDIS_URL": server.url}) == (server.url, None)
+    finally:
+        server.stop()
+    silent = f"redis://127.0.0.1:{embedded_redis.free_port()}/0"
+    with pytest.raises(RuntimeError, match=re.escape(f"REDIS_URL={silent} does not answer")):
+        embedded_redis.ensure_redis({"REDIS_URL": silent})
+
+
+def test_make_run_without_redis_url_takes_the_local_one_else_starts_its_own(monkeypatch):
+    from heartbeat_site import embedded_redis
+
+    local = embedded_redis.start_embedded()
+    try:
+        monkeypatch.setattr(embedded_redis, "DEFAULT_URL", local.url)  # a Redis on the usual port
+        assert embedded_redis.ensure_redis({}) == (local.url, None)
+    finally:
+        local.stop()
+    monkeypatch.setattr(embedded_redis, "DEFAULT_URL", f"redis://127.0.0.1:{embedded_redis.free_port()}/0")  # none
+    url, embedded = embedded_redis.ensure_redis({})
+    try:
+        assert embedded is not None and url == embedded.url and embedded_redis.redis_answers(url)
+    finally:
+        embedded.stop()
+    assert not embedded_redis.redis_answers(url)  # stopped with the stack
