@@ -456,7 +456,7 @@ class RunPage {
    *  "why" explains the focused node's latest controller decision (what the step is about). */
   lessonTab(name) {
     this.panels?.follow(name); // on a small screen, that panel comes forward
-    if (["flows", "kubectl", "why"].includes(name)) this.showTab(name);
+    if (["flows", "kubectl", "why", "diagrams"].includes(name)) this.showTab(name);
     if (name === "why") {
       const h = this.history;
       for (let i = h.length - 1; i >= Math.max(0, h.length - 3000); i--) {
