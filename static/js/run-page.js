@@ -337,8 +337,9 @@ class RunPage {
     // A run that starts empty gets its nodes by create writes: focus one as soon as there is one
     // (the preferred one when it comes, unless the user picked one meanwhile). Looked at again
     // only when the node count moved: the preferred node may never come, and this sorts them all.
+    // Not while the page follows the trainer: the trainer's node is the one to show.
     const nodeCount = this.store.count("nodes");
-    if (this.autoFocus && nodeCount && nodeCount !== this.autoFocusCount) {
+    if (this.autoFocus && !this.follow?.following && nodeCount && nodeCount !== this.autoFocusCount) {
       this.autoFocusCount = nodeCount;
       const best = this.#defaultFocus(this.wantedFocus);
       if (best !== this.focus) this.setFocus(best, { auto: true });

@@ -23,7 +23,9 @@ def test_viewers_follow_the_trainer_until_they_pick_a_node(browser, stack, offsi
     wait_for_cluster(viewer)
     focus = viewer.locator("#focus-name")
 
+    trainer.locator(".share summary").click()  # "Viewers follow me" is in the Share menu, with the room's links
     trainer.locator("#follow-me").check()
+    trainer.locator(".share summary").click()
     trainer.locator(NODE.format("node-1")).first.click()
     expect(focus).to_have_text("node-1", timeout=15_000)
     trainer.locator(NODE.format("node-2")).first.click()
@@ -52,7 +54,9 @@ def test_a_viewer_who_joins_later_starts_on_the_trainers_node(browser, stack, of
     run = create_run(stack, speed=5, document=document)
     trainer = open_page(browser, run["control_url"], offsite)
     wait_for_cluster(trainer)
+    trainer.locator(".share summary").click()  # "Viewers follow me" is in the Share menu, with the room's links
     trainer.locator("#follow-me").check()
+    trainer.locator(".share summary").click()
     with trainer.expect_response(lambda r: r.url.endswith("/commands") and "node-3" in (r.request.post_data or "")):
         trainer.locator(NODE.format("node-3")).first.click()
     trainer.locator("[data-tab=kubectl]").click()
