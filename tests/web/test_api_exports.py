@@ -45,7 +45,10 @@ def ended_run(api, dispatched):
 def export(api, run_id: str, name: str, query: str = ""):
     response = api.get(f"/api/runs/{run_id}/export/{name}{query}")
     assert response.status_code == 200, response.content
-    assert response["Content-Disposition"] == f'attachment; filename="run-{run_id}-{name}"'
+    # objects.yaml is named by its moment: a class downloads several of one run
+    moment = f"-t{float(query.split('=')[1]):g}s" if name == "objects.yaml" and "t=" in query else ""
+    filename = f"run-{run_id}-objects{moment}.yaml" if name == "objects.yaml" else f"run-{run_id}-{name}"
+    assert response["Content-Disposition"] == f'attachment; filename="{filename}"'
     return response, response.content.decode("utf-8")
 
 

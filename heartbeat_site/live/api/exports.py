@@ -48,6 +48,7 @@ def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
                            f"has {run.node_count}; read its objects with kubectl (docs/kubectl.md)")
         at = query_time(request, round(t, 6))
         body = exports.cached(run, f"{name}?t={at}", lambda: exports.objects_yaml(run, at, reached=t))
+        filename = f"run-{run.id}-objects-t{at:g}s.yaml"  # a class downloads several moments of one run
     else:
         start = query_seconds(request, "from", 0.0)
         end = query_seconds(request, "to", t)
@@ -56,8 +57,9 @@ def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
         node = request.GET.get("node")
         window = f"&from={start}&to={end}&node={node}" if name.startswith("sequence.") else ""
         body = exports.cached(run, f"{name}?t={t}{window}", lambda: replayed_export(run, t, name, start, end, node))
+        filename = f"run-{run.id}-{name}"
     response = HttpResponse(body, content_type=CONTENT_TYPES[name])
-    response["Content-Disposition"] = f'attachment; filename="run-{run.id}-{name}"'
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
