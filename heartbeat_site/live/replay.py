@@ -26,12 +26,17 @@ def applied_fault_commands(run: Run) -> list[Command]:
     )
 
 
-def rebuild(run: Run) -> Simulation:
-    """A fresh simulation of ``run`` at virtual time 0 with every applied fault scheduled."""
+def simulation_of(run: Run, commands: list[Command]) -> Simulation:
+    """A fresh simulation of ``run`` at virtual time 0 with ``commands`` scheduled."""
     sim = Simulation(load_scenario(run.document), seed=run.seed)
-    for command in applied_fault_commands(run):
+    for command in commands:
         sim.schedule_command(command.payload, command.at)
     return sim
+
+
+def rebuild(run: Run) -> Simulation:
+    """A fresh simulation of ``run`` at virtual time 0 with every applied fault scheduled."""
+    return simulation_of(run, applied_fault_commands(run))
 
 
 def replay_until(run: Run, t: float) -> tuple[Simulation, list[SimEvent]]:
@@ -67,10 +72,8 @@ class ReplayCursor:
     """
 
     def __init__(self, run: Run, commands: list[Command]) -> None:
-        self.sim = Simulation(load_scenario(run.document), seed=run.seed)
+        self.sim = simulation_of(run, commands)
         self.commands = {command.pk for command in commands}
-        for command in commands:
-            self.sim.schedule_command(command.payload, command.at)
         self.pending: deque[SimEvent] = deque()  # simulated, not handed out yet
         self.handed = 0  # seq of the last event handed out or passed over
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from heartbeat_site.live import classroom, detail, frames
 from heartbeat_site.live.models import Command, Run
-from heartbeat_site.live.replay import applied_fault_commands, schedule_new_commands
-from simulation import Simulation, load_scenario
+from heartbeat_site.live.replay import applied_fault_commands, schedule_new_commands, simulation_of
+from simulation import Simulation
 
 log = logging.getLogger(__name__)
 
@@ -103,10 +103,7 @@ def forget(run_id: str) -> None:
 def _build(run: Run, commands: list[Command]) -> Parked:
     """A fresh simulation of ``run`` at virtual time 0 with ``commands`` scheduled (replay.rebuild, without
     the database: the background thread gets the commands from the request's)."""
-    sim = Simulation(load_scenario(run.document), seed=run.seed)
-    for command in commands:
-        sim.schedule_command(command.payload, command.at)
-    return Parked(sim, run.node_count, {command.pk for command in commands})
+    return Parked(simulation_of(run, commands), run.node_count, {command.pk for command in commands})
 
 
 def rebuild(run: Run, commands: list[Command]) -> Parked:

@@ -346,6 +346,17 @@ def test_the_driver_summarises_a_flood_and_counts_what_it_left_out(run_factory, 
     listener.close()
 
 
+def page_through(api, run_id: str, query: str) -> list[dict]:
+    """Every event ``GET /api/runs/<id>/events?<query>`` pages out, following ``next_after``."""
+    after, paged = 0, []
+    while True:
+        page = api.get(f"/api/runs/{run_id}/events?after={after}&{query}").json()
+        paged += page["events"]
+        if not page["has_more"]:
+            return paged
+        after = page["next_after"]
+
+
 def test_paging_through_what_redis_forgot_goes_on_from_page_to_page(run_factory, monkeypatch):
     """A client paging through a run's older events (beyond the bounded log) gets exactly the logged
     events, and the server replays the run once for all the pages, not once per page."""
@@ -361,13 +372,8 @@ def test_paging_through_what_redis_forgot_goes_on_from_page_to_page(run_factory,
     built = []
     real_init = replay.ReplayCursor.__init__
     monkeypatch.setattr(replay.ReplayCursor, "__init__", lambda self, *a: (built.append(1), real_init(self, *a))[1])
-    api, after, paged = Client(), 0, []
-    while True:
-        page = api.get(f"/api/runs/{run.id}/events?after={after}&limit=20").json()
-        paged += page["events"]
-        if not page["has_more"]:
-            break
-        after = page["next_after"]
+    api = Client()
+    paged = page_through(api, run.id, "limit=20")
     assert len(paged) == len(published) > 100  # several pages
     assert events_hash(paged) == events_hash(published)
     assert len(built) == 1
@@ -410,3 +416,24 @@ def test_an_unknown_detail_level_is_a_400_naming_it(run_factory):
     run = run_factory(speed=100, duration="1m")
     response = Client().get(f"/api/runs/{run.id}/events?detail=pods")
     assert response.status_code == 400 and "?detail=" in response.json()["message"]
+
+
+def test_a_drills_replayed_pages_are_filtered_as_its_viewers_saw_the_events(run_factory):
+    """Before a drill's reveal the replayed pages show its events as viewers got them (the cause as
+    `hidden` placeholders), and a type filter applies to what is shown: no fault event slips through."""
+    from django.test import Client
+
+    from heartbeat_site.live import classroom
+
+    run = run_factory(speed=100, duration="1m")
+    fault = {"at": "10s", "action": "stop-kubelet", "node": "node-2"}  # the drill's cause
+    Run.objects.filter(pk=run.id).update(document={**run.document, "faults": [fault]})
+    thread, _, _ = drive_in_thread(run.id)
+    thread.join(30)
+    published = logged_events(run.id)
+    Run.objects.filter(pk=run.id).update(drill="silent-node", revealed=False)
+    get_redis().delete(runstore.log_key(run.id))
+    shown = [classroom.viewer_event(e) for e in published]
+    wanted = [e for e in shown if e["type"] in ("transition", "hidden")]
+    assert len(wanted) > 6 and any(e["type"] == "hidden" for e in wanted)
+    assert page_through(Client(), run.id, "limit=5&types=transition,hidden") == wanted

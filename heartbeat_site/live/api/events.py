@@ -10,7 +10,6 @@ matching events, found among at most ``MAX_SCANNED`` events; ``next_after`` says
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.http import HttpRequest, JsonResponse
@@ -71,17 +70,18 @@ def events_page(run: Run, after: int, limit: int, only: EventFilter = EventFilte
     t, last_seq = published_position(run)
     if after >= last_seq:
         return [], after, last_seq
-    drill = classroom.hides_cause(run)  # a drill before its reveal: as its viewers saw the stream
-    shown: Callable[[dict], dict] = classroom.viewer_event if drill else (lambda event: event)
     logged = _logged_page(run.id, after, last_seq, limit, only)
     if logged is not None:
         return (*logged, last_seq)
-    # replayed: a drill's events are filtered once shown as its viewers saw them
-    wanted = only.keeps_raw if only and not drill else None
-    replayed, scanned = replayed_page(run, after, last_seq, t, limit if wanted or not only else MAX_SCANNED,
-                                      wanted, max_scanned=MAX_SCANNED)
-    page = [shown(event) for event in replayed]
-    if only and drill:
+    if not classroom.hides_cause(run):
+        wanted = only.keeps_raw if only else None
+        replayed, scanned = replayed_page(run, after, last_seq, t, limit, wanted, max_scanned=MAX_SCANNED)
+        return replayed, scanned, last_seq
+    # a drill before its reveal: its events as its viewers saw them, filtered once shown so
+    replayed, scanned = replayed_page(run, after, last_seq, t, MAX_SCANNED if only else limit,
+                                      max_scanned=MAX_SCANNED)
+    page = [classroom.viewer_event(event) for event in replayed]
+    if only:
         page = [event for event in page if only.keeps(event)][:limit]
         scanned = page[-1]["seq"] if len(page) == limit else scanned
     return page, scanned, last_seq
@@ -92,7 +92,8 @@ def _logged_page(run_id: str, after: int, upto: int, limit: int, only: EventFilt
     found: list[dict] = []
     scanned = after
     while len(found) < limit and scanned < upto and scanned - after < MAX_SCANNED:
-        events = runstore.events_after(run_id, scanned, MAX_LIMIT, upto=upto)
+        # unfiltered, a page reads just what it returns; filtered, it reads on in batches
+        events = runstore.events_after(run_id, scanned, MAX_LIMIT if only else limit, upto=upto)
         if not events or events[0]["seq"] != scanned + 1:
             if scanned == after:
                 return None
