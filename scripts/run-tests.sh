@@ -3,9 +3,17 @@
 # API/persistence tests again on PostgreSQL when one answers, and meanwhile the browser tests in
 # their own pytest process (Playwright's sync API keeps an event loop running, which breaks every
 # pytest-asyncio test collected after it); then the front-end's node tests.
+#
+# The live tests mostly wait (a run's virtual time, a browser, a restarted server), so both pytest
+# runs spread their test files over pytest-xdist workers: each worker has its own Redis
+# (heartbeat_site/testing/pytest_redis.py) and SQLite test database, hence its own stacks. The
+# schemathesis test runs on its own: its cases share one test id, which xdist would run once.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
+WORKERS=${WORKERS:-3}  # pytest-xdist workers for the tests beside the browser's
+BROWSER_WORKERS=${BROWSER_WORKERS:-2}
+FUZZ=tests/web/test_api_fuzz.py
 status=0
 passed=0
 failed=0
@@ -43,12 +51,15 @@ if [ -d tests/browser ] && find tests/browser -name 'test_*.py' | grep -q .; the
     echo "== installing Debian's chromium for the browser tests"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
   fi
-  env -u REDIS_URL DJANGO_ALLOW_ASYNC_UNSAFE=true "$PY" -m pytest tests/browser -q >"$browser_log" 2>&1 &
+  env -u REDIS_URL DJANGO_ALLOW_ASYNC_UNSAFE=true "$PY" -m pytest tests/browser -q -n "$BROWSER_WORKERS" \
+    --dist loadfile >"$browser_log" 2>&1 &
   browser_pid=$!
 fi
 
-echo "== pytest (all but tests/browser)"
-run_pytest -p no:playwright --ignore=tests/browser -q
+echo "== pytest (all but tests/browser and the API fuzz test)"
+run_pytest -p no:playwright --ignore=tests/browser --ignore="$FUZZ" -q -n "$WORKERS" --dist loadfile
+echo "== pytest $FUZZ"
+run_pytest -p no:playwright "$FUZZ" -q
 
 if "$PY" - <<'PYEOF' 2>/dev/null
 import psycopg

@@ -76,14 +76,13 @@ export class ClusterView {
     this.viewHeight = 0;
     this.layoutDirty = false;
     this.mountPending = false; // rows near the viewport not in the list yet (see MOUNT_STEP)
+    // A click on a node's card focuses the node; on one of its pods, the pod too (the pod's flows
+    // are about that node, so its lanes and kubectl commands should be the node's).
     root.addEventListener("click", (e) => {
-      const podEl = e.target.closest("[data-pod]");
-      if (podEl) {
-        this.onSelectPod?.(podEl.dataset.pod);
-        return;
-      }
       const card = e.target.closest("[data-node]");
       if (card) this.onFocus?.(card.dataset.node);
+      const podEl = e.target.closest("[data-pod]");
+      if (podEl) this.onSelectPod?.(podEl.dataset.pod);
     });
     root.addEventListener("keydown", (e) => {
       const card = e.target.closest("[data-node]");
