@@ -11,7 +11,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
-WORKERS=${WORKERS:-3}  # pytest-xdist workers for the tests beside the browser's
+WORKERS=${WORKERS:-2}  # pytest-xdist workers for the tests beside the browser's
 BROWSER_WORKERS=${BROWSER_WORKERS:-2}
 FUZZ=tests/web/test_api_fuzz.py
 status=0

@@ -33,6 +33,17 @@ def artifacts() -> Path:
     return ARTIFACTS
 
 
+@pytest.fixture(autouse=True)
+def contexts_closed(request):
+    """Every browser context a test opened, closed at its end: a page left open goes on drawing its
+    live run (a 5,000-node one takes a core) while the next tests wait for theirs."""
+    yield
+    browser = request.node.funcargs.get("browser")
+    if browser is not None:
+        for context in list(browser.contexts):
+            context.close()
+
+
 @pytest.fixture(scope="module")
 def stack(django_db_setup, django_db_blocker, tmp_path_factory):
     with django_db_blocker.unblock(), running_stack(tmp_path_factory.mktemp("browser-stack"), ("browser-w1",),

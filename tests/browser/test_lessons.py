@@ -45,15 +45,6 @@ def open_class(browser, stack, run: dict, offsite, locale: str):
     return trainer, viewers
 
 
-@pytest.fixture
-def pages_closed():
-    """Pages opened by a test, closed at its end: a run nobody watches costs the machine nothing."""
-    pages: list = []
-    yield pages
-    for page in pages:
-        page.context.close()
-
-
 def reveal_and_pause(trainer, question: str) -> None:
     """The trainer reveals, then pauses at once: the reveal lets the run go on, and at 20x the
     next step (its question replacing the card) would come within seconds of wall time."""
@@ -70,7 +61,7 @@ def fill_template(text: str, **params) -> str:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_a_lesson_question_answered_tallied_and_revealed(browser, stack, artifacts, offsite, pages_closed, lang):
+def test_a_lesson_question_answered_tallied_and_revealed(browser, stack, artifacts, offsite, lang):
     locale, code = LOCALES[lang]
     s = strings(code)
     lesson = get_lesson(LESSON)
@@ -79,7 +70,6 @@ def test_a_lesson_question_answered_tallied_and_revealed(browser, stack, artifac
     run = start(stack, {"lesson": LESSON})
     trainer, (right, wrong) = open_class(browser, stack, run, offsite, locale)
     pages = (trainer, right, wrong)
-    pages_closed.extend(pages)
 
     # The first step and its question, on every page. (It is asked at T+0, before the cluster's
     # nodes have registered: the run is paused on an empty cluster until the reveal.)
@@ -188,13 +178,12 @@ def test_a_lesson_question_answered_tallied_and_revealed(browser, stack, artifac
     assert offsite.offsite == []
 
 
-def test_a_drill_hides_its_cause_until_the_reveal(browser, stack, artifacts, offsite, pages_closed):
+def test_a_drill_hides_its_cause_until_the_reveal(browser, stack, artifacts, offsite):
     drill = get_drill("silent-node")
     action, node = drill.fault["action"], drill.fault["node"]  # stop-kubelet on node-3
     s = strings("en")
     run = start(stack, {"drill": drill.name})
     trainer, (viewer, other) = open_class(browser, stack, run, offsite, "en-US")
-    pages_closed.extend((trainer, viewer, other))
 
     bar = viewer.locator('#lesson-bar[data-kind="drill"]')
     expect(bar.locator(".lb-kind")).to_have_text(s["lesson.drill"])
@@ -240,10 +229,9 @@ def test_a_drill_hides_its_cause_until_the_reveal(browser, stack, artifacts, off
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_home_page_leads_with_the_lesson_path(browser, stack, artifacts, offsite, pages_closed, lang):
+def test_the_home_page_leads_with_the_lesson_path(browser, stack, artifacts, offsite, lang):
     locale, code = LOCALES[lang]
     page = open_page(browser, f"{stack.base}/", offsite, viewport=LAPTOP, locale=locale)
-    pages_closed.append(page)
     lessons, drills = builtin_lessons(), builtin_drills()
     cards = page.locator(".lesson-card")
     expect(cards).to_have_count(len(lessons))
