@@ -118,7 +118,9 @@ class RunObjects:
     rv: int = 0  # the highest resourceVersion applied
     changes: dict[str, Changes] = field(default_factory=lambda: {r: Changes() for r in STORE_RESOURCES})
     used: float = field(default_factory=time.monotonic)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    # held while the log is applied and while a list reads the objects (``views``): a list is one
+    # state, at the resourceVersion it names; re-entrant, as a list keeps its listing under it too
+    lock: threading.RLock = field(default_factory=threading.RLock)
     follower: threading.Thread | None = None  # the thread keeping a node-level run's objects current
     _sorted: dict[str, list[Key]] = field(default_factory=dict)  # sorted keys per resource, while unchanged
     _listings: OrderedDict[tuple[str, int], Listing] = field(default_factory=OrderedDict)  # paged lists, LRU

@@ -131,8 +131,11 @@ def _resource_sync(request: HttpRequest, run_id: str, target: Target) -> HttpRes
     objs = kept_objects(run) if reads.is_continue(request) and not target.name else objects_of(run)
     if target.name:
         return _json(reads.get_body(request, objs, target.resource, target.namespace, target.name))
-    with collector_paused():
-        return _json(reads.list_body(request, objs, selection))
+    # Under the objects' lock: the follower thread (cluster._follow) would otherwise apply the log
+    # into a list of 50,000 pods as it is read, mixing states under one resourceVersion.
+    with collector_paused(), objs.lock:
+        body = reads.list_body(request, objs, selection)
+    return _json(body)
 
 
 def _json(body: dict) -> HttpResponse:
