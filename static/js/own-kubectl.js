@@ -33,4 +33,24 @@ function show() {
   }
 }
 
-if (typeof document !== "undefined") show();
+/**
+ * The first time the box is on screen (its tab opened), one small read of the run's API: the server
+ * then gets the run's objects (a 5,000-node run's take seconds, from its driver) and keeps them current
+ * while the learner copies the line, so their first command is answered from memory.
+ */
+function warmWhenSeen() {
+  const box = document.getElementById("own-kubectl");
+  const config = JSON.parse(document.getElementById("run-config")?.textContent ?? "{}");
+  if (!box || !config.run || typeof IntersectionObserver === "undefined") return;
+  const observer = new IntersectionObserver((entries) => {
+    if (!entries.some((entry) => entry.isIntersecting)) return;
+    observer.disconnect();
+    fetch(`/k8s/runs/${config.run}/api/v1/namespaces?limit=1`, { priority: "low" }).catch(() => {});
+  });
+  observer.observe(box);
+}
+
+if (typeof document !== "undefined") {
+  show();
+  warmWhenSeen();
+}
