@@ -73,7 +73,11 @@ async def stream(request: HttpRequest, run_id: str, resource: Resource, namespac
     selection = reads.Selection.of(request, resource, namespace)
     if name:
         plain = selection.matches
-        selection.matches = lambda obj: plain(obj) and (obj.get("metadata") or {}).get("name") == name  # type: ignore[method-assign]
+
+        def named(obj: dict) -> bool:  # a watch of one object (kubectl get node node-2 -w)
+            return plain(obj) and (obj.get("metadata") or {}).get("name") == name
+
+        selection.matches = named  # type: ignore[method-assign]
     since = request.GET.get("resourceVersion", "")
     if since not in ("", "0") and not since.isdigit():
         raise K8sError(400, f"resourceVersion: not a resource version: {since!r}")
