@@ -32,6 +32,7 @@ import time
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -64,6 +65,12 @@ STORE_RESOURCES = SIM_RESOURCES + WORKLOAD_RESOURCES
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 Key = tuple[str, str]  # (namespace, name)
+
+# The threads the API's synchronous work runs on (views, watch refreshes). Not the event loop's default
+# executor, which the websocket consumers read the event log with (asyncio.to_thread): requests waiting
+# seconds for a large run's objects (``objects_of``: one loads them, the others wait on its lock) must not
+# hold up the pages' frames.
+API_THREADS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="k8sapi")
 
 
 @dataclass(frozen=True)

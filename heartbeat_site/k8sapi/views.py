@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from heartbeat_site.k8sapi import reads, resources, watch, writes
-from heartbeat_site.k8sapi.cluster import collector_paused, find_run, kept_objects, objects_of
+from heartbeat_site.k8sapi.cluster import API_THREADS, collector_paused, find_run, kept_objects, objects_of
 from heartbeat_site.k8sapi.resources import Resource
 from heartbeat_site.k8sapi.status import K8sError, method_not_allowed, status_response
 
@@ -118,7 +118,8 @@ async def resource(request: HttpRequest, run_id: str, rest: str, group: str = ""
             return await watch.stream(request, run_id, target.resource, target.namespace, target.name)
     except K8sError as error:
         return status_response(error)
-    return await sync_to_async(_answer(_resource_sync), thread_sensitive=False)(request, run_id, target)
+    return await sync_to_async(_answer(_resource_sync), thread_sensitive=False, executor=API_THREADS)(
+        request, run_id, target)
 
 
 def _resource_sync(request: HttpRequest, run_id: str, target: Target) -> HttpResponse:

@@ -23,7 +23,7 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 from heartbeat_site.k8sapi import reads, tables
-from heartbeat_site.k8sapi.cluster import Change, RunObjects, find_run, objects_of
+from heartbeat_site.k8sapi.cluster import API_THREADS, Change, RunObjects, find_run, objects_of
 from heartbeat_site.k8sapi.resources import Resource
 from heartbeat_site.k8sapi.status import K8sError, status_body
 from heartbeat_site.live import fanout, runstore
@@ -51,7 +51,7 @@ class _Refresher:
             await asyncio.shield(self.task)
 
     async def _refresh(self, started: float) -> RunObjects:
-        objs = await sync_to_async(objects_of, thread_sensitive=False)(self.run)
+        objs = await sync_to_async(objects_of, thread_sensitive=False, executor=API_THREADS)(self.run)
         self.done_at = max(self.done_at, started)
         return objs
 
