@@ -20,7 +20,8 @@ export function kubectlStatus(ready) {
 export function statusChanges(events) {
   const out = [];
   for (const e of events) {
-    if (e.type !== "transition" || e.kind !== "node-ready" || !e.node || e.from === null || e.from === undefined) continue;
+    if (e.type !== "transition" || e.kind !== "node-ready" || !e.node
+      || e.from === null || e.from === undefined) continue;
     const before = kubectlStatus(e.from);
     const after = kubectlStatus(e.to);
     if (before !== after) out.push([e.node, before, after]);

@@ -12,7 +12,9 @@ async function request(method, url, { body, token } = {}) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
-  const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "omit" });
+  const response = await fetch(url, {
+    method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "omit",
+  });
   let data = null;
   try {
     data = await response.json();
@@ -24,7 +26,8 @@ async function request(method, url, { body, token } = {}) {
 }
 
 /** A new run of `source`: `{scenario: name}`, `{lesson: name}` or `{drill: name}`. */
-export const createRun = (source, speed) => request("POST", "/api/runs", { body: speed ? { ...source, speed } : source });
+export const createRun = (source, speed) =>
+  request("POST", "/api/runs", { body: speed ? { ...source, speed } : source });
 export const getScenario = (name) => request("GET", `/api/scenarios/${encodeURIComponent(name)}`);
 
 const SAVED_KEY = "heartbeat-saved-scenarios";

@@ -15,7 +15,9 @@ export function seconds(value) {
   if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
   if (!text || text.replace(DURATION_PART, "") !== "") return null;
   let total = 0;
-  for (const [, n, unit] of text.matchAll(DURATION_PART)) total += Number(n) * { ms: 0.001, s: 1, m: 60, h: 3600 }[unit];
+  for (const [, n, unit] of text.matchAll(DURATION_PART)) {
+    total += Number(n) * { ms: 0.001, s: 1, m: 60, h: 3600 }[unit];
+  }
   return total;
 }
 
@@ -108,10 +110,13 @@ function field(path, label, { kind = "text", value, placeholder, hint, options, 
   const text = pathText(path);
   const id = idOf(text);
   const described = [hint ? `${id}-hint` : null, `${id}-error`].filter(Boolean).join(" ");
-  const common = { id, "data-path": text, "data-kind": kind, "aria-describedby": described, "data-rerender": rerender, ...attrs };
+  const common = {
+    id, "data-path": text, "data-kind": kind, "aria-describedby": described, "data-rerender": rerender, ...attrs,
+  };
   let control;
   if (options) {
-    control = el("select", common, ...options.map(([v, l]) => el("option", { value: v, selected: String(value ?? "") === v }, l)));
+    control = el("select", common,
+      ...options.map(([v, l]) => el("option", { value: v, selected: String(value ?? "") === v }, l)));
   } else if (kind === "textarea") {
     control = el("textarea", { ...common, rows: 2, value: value ?? "", placeholder });
   } else if (kind === "checkbox") {
@@ -119,7 +124,8 @@ function field(path, label, { kind = "text", value, placeholder, hint, options, 
   } else {
     const shown = kind === "labels" ? labelsText(value) : value ?? "";
     const type = kind === "integer" || kind === "number" ? "number" : "text";
-    control = el("input", { ...common, type, value: String(shown), placeholder, inputMode: type === "number" ? "decimal" : undefined,
+    control = el("input", { ...common, type, value: String(shown), placeholder,
+      inputMode: type === "number" ? "decimal" : undefined,
       step: kind === "number" ? "any" : undefined, autocomplete: "off", spellcheck: false });
   }
   return el("div", { className: `field${wide ? " wide" : ""}${kind === "checkbox" ? " check" : ""}` },
@@ -133,7 +139,10 @@ function rowError(path) {
 }
 
 function removeButton(path, label) {
-  return el("button", { type: "button", className: "ghost remove", "data-op": "remove", "data-target": pathText(path), "aria-label": label, title: label }, "✕");
+  return el("button", {
+    type: "button", className: "ghost remove", "data-op": "remove", "data-target": pathText(path),
+    "aria-label": label, title: label,
+  }, "✕");
 }
 
 function scenarioFields({ t, config, doc }) {
@@ -151,8 +160,13 @@ function scenarioFields({ t, config, doc }) {
     field(["title", "zh"], t("builder.title-zh"), { value: title.zh, wide: true }),
     field(["watch", "en"], t("builder.watch-en"), { kind: "textarea", value: watch.en, wide: true }),
     field(["watch", "zh"], t("builder.watch-zh"), { kind: "textarea", value: watch.zh, wide: true }),
-    field(["duration"], t("builder.duration"), { kind: "duration", value: doc.duration, placeholder: "15m", hint: t("builder.default", { value: "15m" }), rerender: true }),
-    field(["seed"], t("builder.seed"), { kind: "integer", value: doc.seed, placeholder: "1", hint: t("builder.default", { value: 1 }) }),
+    field(["duration"], t("builder.duration"), {
+      kind: "duration", value: doc.duration, placeholder: "15m", hint: t("builder.default", { value: "15m" }),
+      rerender: true,
+    }),
+    field(["seed"], t("builder.seed"), {
+      kind: "integer", value: doc.seed, placeholder: "1", hint: t("builder.default", { value: 1 }),
+    }),
   ];
 }
 
@@ -161,26 +175,35 @@ function clusterFields(ctx) {
   const cluster = doc.cluster && typeof doc.cluster === "object" ? doc.cluster : {};
   const zoned = Array.isArray(cluster.zones);
   const radio = (value, label) => el("label", { className: "choice" },
-    el("input", { type: "radio", name: "node-layout", value, checked: zoned === (value === "zones"), "data-op": "layout" }), label);
+    el("input", {
+      type: "radio", name: "node-layout", value, checked: zoned === (value === "zones"), "data-op": "layout",
+    }), label);
   const out = [
     rowError(["cluster"]),
     el("fieldset", { className: "choices" }, el("legend", { className: "visually-hidden" }, t("builder.node-layout")),
       radio("zones", t("builder.nodes-in-zones")), radio("nodes", t("builder.nodes-no-zones"))),
   ];
   if (zoned) {
-    const rows = cluster.zones.map((zone, i) => el("div", { className: "row", "data-path": pathText(["cluster", "zones", i]) },
+    const rows = cluster.zones.map((zone, i) => el("div",
+      { className: "row", "data-path": pathText(["cluster", "zones", i]) },
       field(["cluster", "zones", i, "name"], t("builder.zone-name"), { value: zone?.name, rerender: true }),
-      field(["cluster", "zones", i, "nodes"], t("builder.zone-nodes"), { kind: "integer", value: zone?.nodes, placeholder: "1", rerender: true, attrs: { min: 0 } }),
+      field(["cluster", "zones", i, "nodes"], t("builder.zone-nodes"), {
+        kind: "integer", value: zone?.nodes, placeholder: "1", rerender: true, attrs: { min: 0 },
+      }),
       removeButton(["cluster", "zones", i], t("builder.remove-zone", { name: zone?.name ?? "" })),
       rowError(["cluster", "zones", i])));
     out.push(el("div", { className: "rows", "data-path": "cluster.zones" }, rowError(["cluster", "zones"]), ...rows),
       el("button", { type: "button", "data-op": "add-zone" }, `+ ${t("builder.add-zone")}`));
   } else {
-    out.push(field(["cluster", "nodes"], t("builder.node-count"), { kind: "integer", value: cluster.nodes, placeholder: "3", rerender: true, attrs: { min: 0 } }));
+    out.push(field(["cluster", "nodes"], t("builder.node-count"), {
+      kind: "integer", value: cluster.nodes, placeholder: "3", rerender: true, attrs: { min: 0 },
+    }));
   }
   const byZone = new Map();
   for (const node of nodes) byZone.set(node.zone, [...(byZone.get(node.zone) ?? []), node.name]);
-  const list = [...byZone].map(([zone, names]) => `${names.length > 3 ? `${names[0]} … ${names.at(-1)}` : names.join(", ")}${zone ? ` (${zone})` : ""}`).join(" · ");
+  const list = [...byZone].map(([zone, names]) =>
+    `${names.length > 3 ? `${names[0]} … ${names.at(-1)}` : names.join(", ")}${zone ? ` (${zone})` : ""}`)
+    .join(" · ");
   out.push(el("p", { className: "hint node-names", translate: "no" }, t("builder.node-names", { list: list || "—" })));
   return out;
 }
@@ -193,21 +216,33 @@ function workloadFields(ctx) {
     const daemon = w?.kind === "DaemonSet";
     const tolerations = Array.isArray(w?.tolerations) ? w.tolerations : [];
     return el("fieldset", { className: "item", "data-path": pathText(base) },
-      el("legend", {}, t("builder.workload", { name: w?.name ?? "" }), removeButton(base, t("builder.remove-workload", { name: w?.name ?? "" }))),
+      el("legend", {}, t("builder.workload", { name: w?.name ?? "" }),
+        removeButton(base, t("builder.remove-workload", { name: w?.name ?? "" }))),
       rowError(base),
       el("div", { className: "fields" },
         field([...base, "name"], t("builder.workload-name"), { value: w?.name, rerender: true }),
-        field([...base, "kind"], t("builder.kind"), { value: w?.kind ?? "Deployment", rerender: true, options: [["Deployment", "Deployment"], ["DaemonSet", "DaemonSet"]], attrs: { "data-op": "kind", translate: "no" } }),
+        field([...base, "kind"], t("builder.kind"), {
+          value: w?.kind ?? "Deployment", rerender: true,
+          options: [["Deployment", "Deployment"], ["DaemonSet", "DaemonSet"]],
+          attrs: { "data-op": "kind", translate: "no" },
+        }),
         daemon ? el("p", { className: "hint daemon-note" }, t("builder.daemonset-replicas"))
-          : field([...base, "replicas"], t("builder.replicas"), { kind: "integer", value: w?.replicas, placeholder: "1", attrs: { min: 0 } }),
-        field([...base, "nodeSelector"], t("builder.node-selector"), { kind: "labels", value: w?.nodeSelector, placeholder: "kubernetes.io/hostname=node-2", hint: t("builder.labels-hint"), wide: true })),
+          : field([...base, "replicas"], t("builder.replicas"), {
+            kind: "integer", value: w?.replicas, placeholder: "1", attrs: { min: 0 },
+          }),
+        field([...base, "nodeSelector"], t("builder.node-selector"), {
+          kind: "labels", value: w?.nodeSelector, placeholder: "kubernetes.io/hostname=node-2",
+          hint: t("builder.labels-hint"), wide: true,
+        })),
       el("div", { className: "rows tolerations", "data-path": pathText([...base, "tolerations"]) },
         el("h4", {}, t("builder.tolerations")), rowError([...base, "tolerations"]),
         ...(tolerations.length ? tolerations.map((tol, j) => tolerationRow(ctx, [...base, "tolerations", j], tol))
           : [el("p", { className: "hint" }, t("builder.no-tolerations"))])),
-      el("button", { type: "button", "data-op": "add-toleration", "data-target": pathText([...base, "tolerations"]) }, `+ ${t("builder.add-toleration")}`));
+      el("button", { type: "button", "data-op": "add-toleration", "data-target": pathText([...base, "tolerations"]) },
+        `+ ${t("builder.add-toleration")}`));
   });
-  return [rowError(["cluster", "workloads"]), ...(cards.length ? cards : [el("p", { className: "hint" }, t("builder.no-workloads"))]),
+  return [rowError(["cluster", "workloads"]),
+    ...(cards.length ? cards : [el("p", { className: "hint" }, t("builder.no-workloads"))]),
     el("button", { type: "button", "data-op": "add-workload" }, `+ ${t("builder.add-workload")}`)];
 }
 
@@ -217,10 +252,16 @@ function tolerationRow(ctx, path, tol) {
   const effects = config.effects.map((e) => [e, e || t("builder.effect-any")]);
   return el("div", { className: "row toleration", "data-path": pathText(path) },
     field([...path, "key"], t("builder.toleration-key"), { value: tol?.key, wide: true, attrs: { list: listId } }),
-    field([...path, "operator"], t("builder.toleration-operator"), { value: tol?.operator ?? "Equal", options: [["Equal", "Equal"], ["Exists", "Exists"]], attrs: { translate: "no" } }),
+    field([...path, "operator"], t("builder.toleration-operator"), {
+      value: tol?.operator ?? "Equal", options: [["Equal", "Equal"], ["Exists", "Exists"]], attrs: { translate: "no" },
+    }),
     field([...path, "value"], t("builder.toleration-value"), { value: tol?.value }),
-    field([...path, "effect"], t("builder.toleration-effect"), { value: tol?.effect ?? "", options: effects, attrs: { translate: "no" } }),
-    field([...path, "tolerationSeconds"], t("builder.toleration-seconds"), { kind: "integer", value: tol?.tolerationSeconds, attrs: { min: 0 } }),
+    field([...path, "effect"], t("builder.toleration-effect"), {
+      value: tol?.effect ?? "", options: effects, attrs: { translate: "no" },
+    }),
+    field([...path, "tolerationSeconds"], t("builder.toleration-seconds"), {
+      kind: "integer", value: tol?.tolerationSeconds, attrs: { min: 0 },
+    }),
     removeButton(path, t("builder.remove-toleration")),
     rowError(path));
 }
@@ -234,14 +275,18 @@ function serviceFields(ctx) {
   const services = Array.isArray(doc.cluster?.services) ? doc.cluster.services : [];
   const rows = services.map((s, i) => el("div", { className: "row", "data-path": pathText(["cluster", "services", i]) },
     field(["cluster", "services", i, "name"], t("builder.service-name"), { value: s?.name, rerender: true }),
-    field(["cluster", "services", i, "selector"], t("builder.selector"), { kind: "labels", value: s?.selector, placeholder: "app=web", hint: t("builder.labels-hint"), wide: true }),
+    field(["cluster", "services", i, "selector"], t("builder.selector"), {
+      kind: "labels", value: s?.selector, placeholder: "app=web", hint: t("builder.labels-hint"), wide: true,
+    }),
     removeButton(["cluster", "services", i], t("builder.remove-service", { name: s?.name ?? "" })),
     rowError(["cluster", "services", i])));
-  return [rowError(["cluster", "services"]), ...(rows.length ? rows : [el("p", { className: "hint" }, t("builder.no-services"))]),
+  return [rowError(["cluster", "services"]),
+    ...(rows.length ? rows : [el("p", { className: "hint" }, t("builder.no-services"))]),
     el("button", { type: "button", "data-op": "add-service" }, `+ ${t("builder.add-service")}`)];
 }
 
-const INTEGER_SETTINGS = new Set(["nodeLeaseDurationSeconds", "largeClusterSizeThreshold", "defaultNotReadyTolerationSeconds", "defaultUnreachableTolerationSeconds"]);
+const INTEGER_SETTINGS = new Set(["nodeLeaseDurationSeconds", "largeClusterSizeThreshold",
+  "defaultNotReadyTolerationSeconds", "defaultUnreachableTolerationSeconds"]);
 const NUMBER_SETTINGS = new Set(["nodeEvictionRate", "secondaryNodeEvictionRate", "unhealthyZoneThreshold"]);
 
 /** A component's settings: empty means the version's default, shown as the placeholder and the hint. */
@@ -254,12 +299,15 @@ function componentFields(ctx, component) {
     const hint = t("builder.default", { value: String(fallback) });
     const path = [component, key];
     if (typeof fallback === "boolean") {
-      const options = [["", t("builder.default", { value: fallback ? t("builder.yes") : t("builder.no") })], ["true", t("builder.yes")], ["false", t("builder.no")]];
+      const options = [["", t("builder.default", { value: fallback ? t("builder.yes") : t("builder.no") })],
+        ["true", t("builder.yes")], ["false", t("builder.no")]];
       out.push(field(path, key, { kind: "bool", value: given[key] === undefined ? "" : String(given[key]), options }));
       continue;
     }
     const kind = INTEGER_SETTINGS.has(key) ? "integer" : NUMBER_SETTINGS.has(key) ? "number" : "duration";
-    out.push(field(path, key, { kind, value: given[key], placeholder: String(fallback), hint, attrs: { translate: "no" } }));
+    out.push(field(path, key, {
+      kind, value: given[key], placeholder: String(fallback), hint, attrs: { translate: "no" },
+    }));
   }
   return out;
 }
@@ -291,16 +339,42 @@ export function faultTargetFields(ctx, path, fault, index) {
   const out = [];
   const optional = (key) => !spec.required.includes(key);
   if (wants.includes("node")) {
-    out.push(field([...path, "node"], t("builder.fault-node"), { value: fault?.node ?? "", options: choices(ctx, nodeOptions(ctx, index), fault?.node, { empty: optional("node") ? t("builder.fault-all-nodes") : null }), attrs: { translate: "no" } }));
+    out.push(field([...path, "node"], t("builder.fault-node"), {
+      value: fault?.node ?? "",
+      options: choices(ctx, nodeOptions(ctx, index), fault?.node, {
+        empty: optional("node") ? t("builder.fault-all-nodes") : null,
+      }),
+      attrs: { translate: "no" },
+    }));
   }
-  if (wants.includes("name")) out.push(field([...path, "name"], t("builder.fault-new-node"), { value: fault?.name, placeholder: "node-new" }));
+  if (wants.includes("name")) {
+    out.push(field([...path, "name"], t("builder.fault-new-node"), { value: fault?.name, placeholder: "node-new" }));
+  }
   if (wants.includes("zone")) {
-    out.push(field([...path, "zone"], t("builder.fault-zone"), { value: fault?.zone ?? "", options: choices(ctx, zoneOptions(ctx), fault?.zone, { empty: optional("zone") ? "—" : null }), attrs: { translate: "no" } }));
+    out.push(field([...path, "zone"], t("builder.fault-zone"), {
+      value: fault?.zone ?? "",
+      options: choices(ctx, zoneOptions(ctx), fault?.zone, { empty: optional("zone") ? "—" : null }),
+      attrs: { translate: "no" },
+    }));
   }
-  if (wants.includes("resource")) out.push(field([...path, "resource"], t("builder.fault-resource"), { value: fault?.resource, options: config.resources.map((r) => [r, r]), attrs: { translate: "no" } }));
-  if (wants.includes("latency")) out.push(field([...path, "latency"], t("builder.fault-latency"), { kind: "duration", value: fault?.latency, placeholder: "2s" }));
-  if (wants.includes("kubelet")) out.push(field([...path, "kubelet"], t("builder.fault-kubelet"), { kind: "checkbox", value: fault?.kubelet }));
-  if (spec.reverse) out.push(field([...path, "for"], t("builder.fault-for"), { kind: "duration", value: fault?.for, placeholder: t("builder.fault-for-hint"), rerender: true }));
+  if (wants.includes("resource")) {
+    out.push(field([...path, "resource"], t("builder.fault-resource"), {
+      value: fault?.resource, options: config.resources.map((r) => [r, r]), attrs: { translate: "no" },
+    }));
+  }
+  if (wants.includes("latency")) {
+    out.push(field([...path, "latency"], t("builder.fault-latency"), {
+      kind: "duration", value: fault?.latency, placeholder: "2s",
+    }));
+  }
+  if (wants.includes("kubelet")) {
+    out.push(field([...path, "kubelet"], t("builder.fault-kubelet"), { kind: "checkbox", value: fault?.kubelet }));
+  }
+  if (spec.reverse) {
+    out.push(field([...path, "for"], t("builder.fault-for"), {
+      kind: "duration", value: fault?.for, placeholder: t("builder.fault-for-hint"), rerender: true,
+    }));
+  }
   return out;
 }
 
@@ -319,16 +393,24 @@ function faultFields(ctx) {
   const rows = faults.map((fault, i) => {
     const path = ["faults", i];
     return el("div", { className: "row fault", "data-path": pathText(path), id: `fault-${i}` },
-      field([...path, "at"], t("builder.fault-at"), { kind: "duration", value: fault?.at, placeholder: "60s", rerender: true, attrs: { translate: "no" } }),
-      field([...path, "action"], t("builder.fault-action"), { value: fault?.action, options: actionOptions(ctx), attrs: { "data-op": "action" } }),
+      field([...path, "at"], t("builder.fault-at"), {
+        kind: "duration", value: fault?.at, placeholder: "60s", rerender: true, attrs: { translate: "no" },
+      }),
+      field([...path, "action"], t("builder.fault-action"), {
+        value: fault?.action, options: actionOptions(ctx), attrs: { "data-op": "action" },
+      }),
       ...faultTargetFields(ctx, path, fault, i),
       removeButton(path, t("builder.remove-fault", { at: String(fault?.at ?? "") })),
       rowError(path));
   });
   const draft = { action: "stop-kubelet", node: ctx.nodes[1]?.name ?? ctx.nodes[0]?.name ?? "node-1" };
   const adder = el("div", { className: "row fault-adder", "data-path": "draft" },
-    field(["draft", "at"], t("builder.fault-at"), { kind: "duration", value: "", placeholder: nextFaultTime(faults, duration), attrs: { translate: "no" } }),
-    field(["draft", "action"], t("builder.fault-action"), { value: draft.action, options: actionOptions(ctx), attrs: { "data-op": "draft-action" } }),
+    field(["draft", "at"], t("builder.fault-at"), {
+      kind: "duration", value: "", placeholder: nextFaultTime(faults, duration), attrs: { translate: "no" },
+    }),
+    field(["draft", "action"], t("builder.fault-action"), {
+      value: draft.action, options: actionOptions(ctx), attrs: { "data-op": "draft-action" },
+    }),
     el("div", { className: "draft-target", "data-draft": "target" }, ...faultTargetFields(ctx, ["draft"], draft, -1)),
     el("button", { type: "button", className: "primary", "data-op": "add-fault" }, `+ ${t("builder.add-fault")}`));
   return [timeline(ctx, faults, duration), rowError(["faults"]),
@@ -346,16 +428,27 @@ function timeline(ctx, faults, duration) {
   const { t } = ctx;
   const step = [60, 120, 300, 600, 900, 1800, 3600, 7200].find((s) => duration / s <= 10) ?? 7200;
   const ticks = [];
-  for (let s = 0; s <= duration; s += step) ticks.push(el("span", { className: "tick", style: `left:${(s / duration) * 100}%` }, clock(s)));
+  for (let s = 0; s <= duration; s += step) {
+    ticks.push(el("span", { className: "tick", style: `left:${(s / duration) * 100}%` }, clock(s)));
+  }
   const markers = faults.map((fault, i) => {
     const at = Math.min(seconds(fault?.at) ?? 0, duration);
     const span = seconds(fault?.for);
     const label = `${clock(at)} ${t(`action.${fault?.action}`, {}, String(fault?.action))} ${faultTarget(fault)}`;
-    const marker = el("button", { type: "button", className: "marker", style: `left:${(at / duration) * 100}%`, "data-op": "focus-fault", "data-target": `fault-${i}`, title: label, "aria-label": label });
+    const marker = el("button", {
+      type: "button", className: "marker", style: `left:${(at / duration) * 100}%`, "data-op": "focus-fault",
+      "data-target": `fault-${i}`, title: label, "aria-label": label,
+    });
     // `for`: the stretch until the reverse action, drawn from the marker on
-    const stretch = span ? el("span", { className: "stretch", style: `left:${(at / duration) * 100}%;width:${(Math.min(span, duration - at) / duration) * 100}%`, "aria-hidden": "true" }) : null;
+    const stretch = span ? el("span", {
+      className: "stretch",
+      style: `left:${(at / duration) * 100}%;width:${(Math.min(span, duration - at) / duration) * 100}%`,
+      "aria-hidden": "true",
+    }) : null;
     return stretch ? [stretch, marker] : [marker];
   }).flat();
-  return el("div", { className: "timeline", role: "group", "aria-label": t("builder.timeline"), title: t("builder.timeline"), "data-duration": duration },
-    el("div", { className: "track", "data-op": "timeline" }), el("div", { className: "ticks", "aria-hidden": "true" }, ...ticks), ...markers);
+  return el("div", { className: "timeline", role: "group", "aria-label": t("builder.timeline"),
+    title: t("builder.timeline"), "data-duration": duration },
+    el("div", { className: "track", "data-op": "timeline" }),
+    el("div", { className: "ticks", "aria-hidden": "true" }, ...ticks), ...markers);
 }

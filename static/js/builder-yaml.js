@@ -121,5 +121,6 @@ export function pathParts(text) {
 
 /** ["cluster", "zones", 1, "nodes"] -> "cluster.zones[1].nodes". */
 export function pathText(parts) {
-  return parts.reduce((text, part) => (typeof part === "number" ? `${text}[${part}]` : text ? `${text}.${part}` : part), "");
+  return parts.reduce(
+    (text, part) => (typeof part === "number" ? `${text}[${part}]` : text ? `${text}.${part}` : part), "");
 }

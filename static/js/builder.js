@@ -3,7 +3,9 @@
 // field and on its YAML line. "Preview" runs the first minutes headless (POST /api/scenarios/preview),
 // "Save" stores it (POST /api/scenarios) and gives its /s/<id> link.
 import { controlLink, createRun, saveScenario } from "./api.js";
-import { clock, clusterNodes, controlValue, faultTarget, faultTargetFields, renderForm, seconds, tolerationKeyList } from "./builder-form.js";
+import {
+  clock, clusterNodes, controlValue, faultTarget, faultTargetFields, renderForm, seconds, tolerationKeyList,
+} from "./builder-form.js";
 import { YamlSource, pathParts } from "./builder-yaml.js";
 import { makeTranslator, readJson } from "./i18n.js";
 
@@ -59,7 +61,9 @@ function faultFor(action, keep = {}) {
   const spec = config.actions[action];
   const doc = source.mapping;
   const nodes = clusterNodes(doc);
-  const firsts = { node: nodes[0]?.name ?? "node-1", zone: nodes[0]?.zone ?? "", resource: "memory", latency: "2s", name: "node-new" };
+  const firsts = {
+    node: nodes[0]?.name ?? "node-1", zone: nodes[0]?.zone ?? "", resource: "memory", latency: "2s", name: "node-new",
+  };
   const fault = { at: keep.at ?? "60s", action };
   for (const key of spec.required) fault[key] = keep[key] ?? firsts[key];
   for (const key of spec.optional) if (keep[key] !== undefined) fault[key] = keep[key];
@@ -168,7 +172,8 @@ form.addEventListener("change", (event) => {
       source.set(["cluster", "nodes"], total);
     } else {
       source.remove(["cluster", "nodes"]);
-      source.set(["cluster", "zones"], [{ name: "zone-a", nodes: Number.isInteger(cluster.nodes) ? cluster.nodes : total }]);
+      source.set(["cluster", "zones"],
+        [{ name: "zone-a", nodes: Number.isInteger(cluster.nodes) ? cluster.nodes : total }]);
     }
     edited({ redraw: true });
   } else if (op === "action") {
@@ -182,7 +187,8 @@ form.addEventListener("change", (event) => {
   } else if (op === "draft-action") {
     const target = form.querySelector('[data-draft="target"]');
     const fault = faultFor(control.value);
-    target.replaceChildren(...faultTargetFields({ t, config, doc: source.mapping, nodes: clusterNodes(source.mapping) }, ["draft"], fault, -1));
+    target.replaceChildren(...faultTargetFields(
+      { t, config, doc: source.mapping, nodes: clusterNodes(source.mapping) }, ["draft"], fault, -1));
   } else if (control.dataset.rerender !== undefined && !control.dataset.path?.startsWith("draft")) {
     render();
   }
@@ -242,7 +248,8 @@ function scheduleValidation() {
 
 async function post(url, body) {
   const response = await fetch(url, {
-    method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body), credentials: "omit",
+    method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify(body), credentials: "omit",
   });
   let data = null;
   try {
@@ -258,7 +265,10 @@ function problemsOf(data) {
   if (Array.isArray(data?.errors) && data.errors.length) return data.errors;
   const message = String(data?.message ?? data?.error ?? "");
   const at = message.indexOf(": ");
-  return [{ field: at > 0 && !message.slice(0, at).includes(" ") ? message.slice(0, at) : "", message: at > 0 ? message.slice(at + 2) : message }];
+  return [{
+    field: at > 0 && !message.slice(0, at).includes(" ") ? message.slice(0, at) : "",
+    message: at > 0 ? message.slice(at + 2) : message,
+  }];
 }
 
 async function validate() {
@@ -268,7 +278,9 @@ async function validate() {
     if (mine !== validation) return;
     if (ok) {
       showProblems([]);
-      setStatus("ok", t("builder.status-valid", { nodes: data.node_count, faults: data.document.faults.length, duration: data.document.duration }));
+      setStatus("ok", t("builder.status-valid", {
+        nodes: data.node_count, faults: data.document.faults.length, duration: data.document.duration,
+      }));
     } else {
       const problems = problemsOf(data);
       showProblems(problems);
@@ -287,7 +299,9 @@ function showProblems(problems) {
   for (const control of form.querySelectorAll("[aria-invalid]")) control.removeAttribute("aria-invalid");
   const places = [
     ...[...form.querySelectorAll("input[data-path], select[data-path], textarea[data-path]")]
-      .map((control) => ({ path: control.dataset.path, control, slot: document.getElementById(`${control.id}-error`) })),
+      .map((control) => ({
+        path: control.dataset.path, control, slot: document.getElementById(`${control.id}-error`),
+      })),
     ...[...form.querySelectorAll("[data-error-of]")].map((slot) => ({ path: slot.dataset.errorOf, slot })),
   ].filter((place) => !place.path.startsWith("draft"));
   const others = [];
@@ -298,7 +312,8 @@ function showProblems(problems) {
       continue;
     }
     const line = document.createElement("span");
-    line.textContent = field === place.path ? message : `${field.slice(place.path.length).replace(/^\./, "")}: ${message}`;
+    line.textContent = field === place.path ? message
+      : `${field.slice(place.path.length).replace(/^\./, "")}: ${message}`;
     place.slot.append(line);
     place.control?.setAttribute("aria-invalid", "true");
   }
@@ -322,18 +337,24 @@ function transitionText(row) {
   const target = faultTarget(row) || "";
   switch (row.kind) {
     case "fault":
-      return t("builder.fault-row", { action: t(`action.${row.action}`, {}, row.action), target: row.node ?? row.zone ?? row.name ?? target });
+      return t("builder.fault-row", {
+        action: t(`action.${row.action}`, {}, row.action), target: row.node ?? row.zone ?? row.name ?? target,
+      });
     case "pods-not-ready":
     case "pods-terminating":
       return t(`builder.${row.kind}`, { node: row.node, count: row.count });
     default:
-      return t(`transition.${row.kind}`, { node: row.node, from: row.from, to: row.to, key: row.key, effect: row.effect });
+      return t(`transition.${row.kind}`, {
+        node: row.node, from: row.from, to: row.to, key: row.key, effect: row.effect,
+      });
   }
 }
 
 function tone(row) {
   if (row.kind === "fault") return "fault";
-  if (row.kind === "taint-removed" || row.to === "True" || row.to === "Normal") return row.kind === "node-condition" ? "bad" : "ok";
+  if (row.kind === "taint-removed" || row.to === "True" || row.to === "Normal") {
+    return row.kind === "node-condition" ? "bad" : "ok";
+  }
   return "bad";
 }
 
@@ -355,7 +376,9 @@ async function runPreview(button) {
       if (data.error === "invalid-scenario" || data.errors) showProblems(problems);
       return;
     }
-    title.textContent = t("builder.preview-title", { minutes: Math.round((data.until / 60) * 10) / 10, nodes: data.node_count });
+    title.textContent = t("builder.preview-title", {
+      minutes: Math.round((data.until / 60) * 10) / 10, nodes: data.node_count,
+    });
     list.replaceChildren(...data.transitions.map((row) => {
       const item = document.createElement("li");
       item.className = `tone-${tone(row)}`;
@@ -374,11 +397,17 @@ async function runPreview(button) {
       item.append(when, what, who);
       return item;
     }));
-    if (!data.transitions.length) list.append(Object.assign(document.createElement("li"), { className: "hint", textContent: t("builder.preview-none") }));
+    if (!data.transitions.length) {
+      list.append(Object.assign(document.createElement("li"),
+        { className: "hint", textContent: t("builder.preview-none") }));
+    }
     const summary = data.summary;
     end.textContent = [
       data.truncated ? t("builder.preview-truncated", { count: data.transitions.length }) : "",
-      t("builder.preview-end", { t: `T+${clock(data.until)}`, ready: summary.nodes.ready.True ?? 0, total: summary.nodes.total, podsReady: summary.pods.ready, pods: summary.pods.total }),
+      t("builder.preview-end", {
+        t: `T+${clock(data.until)}`, ready: summary.nodes.ready.True ?? 0, total: summary.nodes.total,
+        podsReady: summary.pods.ready, pods: summary.pods.total,
+      }),
     ].filter(Boolean).join(" ");
   } catch (error) {
     end.textContent = t("builder.status-unreachable", { message: error.message });

@@ -34,7 +34,8 @@ export function readColours(probes) {
 /** Draws one cell (`look`: {status, taint, age}) at x, y, `size` CSS pixels square. */
 export function paintCell(ctx, x, y, size, look, colours) {
   const status = look.status ?? "";
-  ctx.fillStyle = status.startsWith("Ready") ? colours.ready : status.startsWith("NotReady") ? colours["not-ready"] : colours.unknown;
+  ctx.fillStyle = status.startsWith("Ready") ? colours.ready
+    : status.startsWith("NotReady") ? colours["not-ready"] : colours.unknown;
   ctx.fillRect(x, y, size, size);
   if (status.endsWith("SchedulingDisabled")) hatch(ctx, x, y, size, colours.hatch);
   ctx.fillStyle = colours.mark;

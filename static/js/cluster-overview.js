@@ -24,7 +24,8 @@ import { cellLabel, cellState } from "./node-cell.js";
 import { fillZoneHead } from "./zone-head.js";
 
 const LEASE_NAMESPACE = "kube-node-lease";
-const ATTRIBUTES = [["status", "data-status"], ["taint", "data-taint"], ["age", "data-age"]]; // what a cell shows, in words
+// what a cell shows, in words
+const ATTRIBUTES = [["status", "data-status"], ["taint", "data-taint"], ["age", "data-age"]];
 const BUILD_STEP = 300;
 const SCAN_MS = 400;
 const UPDATE_STEP = 400;
@@ -59,7 +60,8 @@ export class ClusterOverview {
     probes.append(...this.probes);
     this.colours = null; // the theme's, read when first painted (see cell-painter.js)
     this.el.append(this.#legend(), this.zonesBox, this.focusBox, probes);
-    this.cells = new Map(); // node name -> {name, section, index, pos, node, status, ready, taint, renew, age, el, shown, ...}
+    // node name -> {name, section, index, pos, node, status, ready, taint, renew, age, el, shown, ...}
+    this.cells = new Map();
     this.sections = []; // zones in name order: {zone, el, head, grid, canvas, ctx, cells, ready}
     this.order = []; // every cell, zone by zone, in natural name order
     this.built = 0; // cells of `order` that have their element (see mountRest)
@@ -79,8 +81,11 @@ export class ClusterOverview {
     // Sizes come from the observer, after the browser's layout: the fitting never forces one.
     this.resizes = new ResizeObserver((entries) => {
       for (const entry of entries) {
-        if (entry.target === this.zonesBox) this.box = { width: entry.contentRect.width, height: entry.contentRect.height };
-        else this.heads.set(entry.target, entry.borderBoxSize?.[0]?.blockSize ?? entry.target.offsetHeight);
+        if (entry.target === this.zonesBox) {
+          this.box = { width: entry.contentRect.width, height: entry.contentRect.height };
+        } else {
+          this.heads.set(entry.target, entry.borderBoxSize?.[0]?.blockSize ?? entry.target.offsetHeight);
+        }
       }
       this.#fit();
     });
@@ -318,17 +323,19 @@ export class ClusterOverview {
     this.redraw.clear();
     this.unlabelled.clear();
     this.sections = [...byZone.keys()].sort(naturalCompare).map((zone) => {
-      const section = { zone, el: el("section", "ov-zone"), head: el("header", "zone-head"), grid: el("div", "ov-cells"),
-        canvas: el("canvas", "ov-canvas"), ctx: null, cells: [], ready: 0 };
+      const section = { zone, el: el("section", "ov-zone"), head: el("header", "zone-head"),
+        grid: el("div", "ov-cells"), canvas: el("canvas", "ov-canvas"), ctx: null, cells: [], ready: 0 };
       section.el.dataset.zone = zone;
       section.canvas.setAttribute("aria-hidden", "true"); // the cells over it are what is read
       section.grid.append(section.canvas);
       section.grid.setAttribute("role", "group");
-      section.grid.setAttribute("aria-label", this.t("overview.zone-cells", { zone: zone || this.t("cluster.no-zone") }));
+      section.grid.setAttribute("aria-label",
+        this.t("overview.zone-cells", { zone: zone || this.t("cluster.no-zone") }));
       section.el.append(section.head, section.grid);
       this.resizes.observe(section.head);
       for (const name of naturalSort(byZone.get(zone))) {
-        const cell = { name, section, index: this.order.length, pos: section.cells.length, ready: false, renewTime: undefined, nextNode: null, nextLease: null, el: null, shown: {} };
+        const cell = { name, section, index: this.order.length, pos: section.cells.length, ready: false,
+          renewTime: undefined, nextNode: null, nextLease: null, el: null, shown: {} };
         section.cells.push(cell);
         this.order.push(cell);
         this.cells.set(name, cell);
@@ -405,13 +412,16 @@ export class ClusterOverview {
   /** Every canvas sized for its zone's grid, and every cell in (and the legend) painted. */
   #paintAll() {
     this.colours ??= readColours(this.probes);
-    for (const { canvas, look } of this.swatches) paintCell(sizeCanvas(canvas, LEGEND_CELL, LEGEND_CELL), 0, 0, LEGEND_CELL, look, this.colours);
+    for (const { canvas, look } of this.swatches) {
+      paintCell(sizeCanvas(canvas, LEGEND_CELL, LEGEND_CELL), 0, 0, LEGEND_CELL, look, this.colours);
+    }
     const gap = gapOf(this.size);
     for (const section of this.sections) {
       const n = section.cells.length;
       const columns = Math.min(n, this.perRow);
       const rows = Math.ceil(n / this.perRow);
-      section.ctx = sizeCanvas(section.canvas, Math.max(0, columns * (this.size + gap) - gap), Math.max(0, rows * (this.size + gap) - gap));
+      section.ctx = sizeCanvas(section.canvas, Math.max(0, columns * (this.size + gap) - gap),
+        Math.max(0, rows * (this.size + gap) - gap));
       for (const cell of section.cells) if (cell.el) this.#paint(cell);
     }
   }
@@ -440,7 +450,8 @@ export class ClusterOverview {
     if (!cell.el || !cell.node) return;
     const now = this.clock.now();
     const grace = this.controllers.gracePeriod;
-    const lease = cell.renew === null ? this.t("cluster.no-lease") : this.t("cluster.lease-age", { age: wholeLeaseAge(now, cell.renew), grace });
+    const lease = cell.renew === null ? this.t("cluster.no-lease")
+      : this.t("cluster.lease-age", { age: wholeLeaseAge(now, cell.renew), grace });
     const label = cellLabel(this.t, cell.name, cell.node, lease);
     if (cell.shown.label === label) return;
     cell.shown.label = label;
@@ -455,7 +466,8 @@ export class ClusterOverview {
     this.headsAt = at;
     for (const section of this.sections) {
       fillZoneHead(section.head, this.t, {
-        zone: section.zone, z: this.controllers.zones[section.zone], ready: section.ready, total: building ? 0 : section.cells.length, layout: "overview",
+        zone: section.zone, z: this.controllers.zones[section.zone], ready: section.ready,
+        total: building ? 0 : section.cells.length, layout: "overview",
       });
     }
   }
@@ -468,7 +480,9 @@ export class ClusterOverview {
   #fit(repaint = false) {
     const { width, height } = this.box;
     if (!width) return;
-    const zones = this.sections.map((section) => ({ n: section.cells.length, head: this.heads.get(section.head) ?? HEAD_GUESS }));
+    const zones = this.sections.map((section) => ({
+      n: section.cells.length, head: this.heads.get(section.head) ?? HEAD_GUESS,
+    }));
     const perRow = (size) => Math.max(1, Math.floor((width + gapOf(size)) / (size + gapOf(size))));
     const needed = (size) => zones.reduce((h, { n, head }) => h + head + SPACE.below + SPACE.zoneGap
       + Math.max(0, Math.ceil(n / perRow(size)) * (size + gapOf(size)) - gapOf(size)), 0);

@@ -15,7 +15,9 @@
 // cards on screen: a card scrolled away costs nothing until it comes back.
 import { ClusterOverview } from "./cluster-overview.js";
 import { barSize, el, setText as writeText } from "./dom.js";
-import { condition, isTerminating, nameOf, naturalCompare, nodeStatus, podReady, readyOf, taintString, taintsOf, zoneOf } from "./k8s.js";
+import {
+  condition, isTerminating, nameOf, naturalCompare, nodeStatus, podReady, readyOf, taintString, taintsOf, zoneOf,
+} from "./k8s.js";
 import { leaseAge, leaseLevel, wholeLeaseAge } from "./lease-age.js";
 import { countdownAt, formatCountdown } from "./time.js";
 import { fillZoneHead } from "./zone-head.js";
@@ -227,7 +229,9 @@ export class ClusterView {
     this.root.classList.remove("compact");
     this.root.classList.toggle("overview-mode", on);
     if (on) {
-      this.overview ??= new ClusterOverview({ t: this.t, store: this.store, controllers: this.controllers, clock: this.clock });
+      this.overview ??= new ClusterOverview({
+        t: this.t, store: this.store, controllers: this.controllers, clock: this.clock,
+      });
       this.overview.setFocus(this.focus);
       this.root.replaceChildren(this.overview.el);
     } else {
@@ -433,7 +437,8 @@ export class ClusterView {
     for (const name of section.nodes) if (readyOf(this.store.node(name)) === "True") ready++;
     // In the virtual list: two fixed lines (its height is known); the queue may be cut short.
     fillZoneHead(section.head, this.t, {
-      zone, z: this.controllers.zones[zone], ready, total: section.nodes.length, layout: this.compact ? "lines" : "flow",
+      zone, z: this.controllers.zones[zone], ready, total: section.nodes.length,
+      layout: this.compact ? "lines" : "flow",
     });
   }
 
@@ -499,7 +504,8 @@ export class ClusterView {
   #signature(kind, node, pods, faults) {
     const evictions = pods.map((p) => this.controllers.evictions.get(podKey(p))?.fireAt ?? "");
     return JSON.stringify([kind, node.metadata?.resourceVersion, node.spec, node.status?.conditions,
-      pods.map((p) => [nameOf(p), p.metadata?.resourceVersion, podReady(p), isTerminating(p), p.status?.phase]), faults, evictions]);
+      pods.map((p) => [nameOf(p), p.metadata?.resourceVersion, podReady(p), isTerminating(p), p.status?.phase]),
+      faults, evictions]);
   }
 
   /** Builds (or rebuilds, when stale) the card's element. */
@@ -544,7 +550,8 @@ export class ClusterView {
     const status = nodeStatus(node);
     const article = card.el;
     const full = kind === "card";
-    article.className = `node ${full ? "card" : "row"}${card.extra ? " has-extra" : ""}${name === this.focus ? " focused" : ""}`;
+    article.className = `node ${full ? "card" : "row"}${card.extra ? " has-extra" : ""}` +
+      `${name === this.focus ? " focused" : ""}`;
     article.dataset.status = status;
     article.dataset.ready = readyOf(node) ?? "None";
     const title = el("span", "node-name", name);
@@ -552,7 +559,8 @@ export class ClusterView {
     const badge = el("span", `node-status status-${status.split(",")[0]}`, status);
     badge.translate = false;
     badge.dataset.role = "kubectl-status";
-    const flags = faults.map((f) => el("span", "fault-flag", this.t(`fault-flag.${f.split(":")[0]}`, { resource: f.split(":")[1] ?? "" })));
+    const flags = faults.map((f) => el("span", "fault-flag",
+      this.t(`fault-flag.${f.split(":")[0]}`, { resource: f.split(":")[1] ?? "" })));
 
     const bar = el("div", "bar lease-bar");
     bar.dataset.role = "lease-bar";
@@ -638,7 +646,9 @@ export class ClusterView {
     this.tickedSecond = second;
     for (const card of this.cards.values()) {
       if (!card.visible || !card.el) continue;
-      if (all || card.kind === "card" || card.mayEvict || card.shown.evicting || touched.has(card.name)) this.#tickCard(card, now, grace);
+      if (all || card.kind === "card" || card.mayEvict || card.shown.evicting || touched.has(card.name)) {
+        this.#tickCard(card, now, grace);
+      }
     }
     if (this.overviewOn) this.overview.tick();
   }
@@ -687,7 +697,8 @@ export class ClusterView {
       const beatAge = card.beat === null ? null : Math.max(0, second - Math.floor(card.beat));
       if (shown.beatAge !== beatAge) {
         shown.beatAge = beatAge;
-        const text = beatAge === null ? this.t("cluster.no-status") : this.t("cluster.status-post", { age: formatCountdown(beatAge) });
+        const text = beatAge === null ? this.t("cluster.no-status")
+          : this.t("cluster.status-post", { age: formatCountdown(beatAge) });
         setText(card.statusPost, text, shown, "post");
       }
     }
@@ -700,7 +711,8 @@ export class ClusterView {
 
   /** One pod's eviction countdown (a bar on a full card, a marked square on a row). */
   #countdown(item, now, mayEvict) {
-    const eviction = mayEvict ? this.controllers.evictionOf(item.pod, item.node, (ts) => this.clock.secondsOf(ts)) : null;
+    const eviction = mayEvict
+      ? this.controllers.evictionOf(item.pod, item.node, (ts) => this.clock.secondsOf(ts)) : null;
     const active = Boolean(eviction && !eviction.never && !isTerminating(item.pod));
     if (!item.countdown) {
       if (item.li.classList.contains("evicting") !== active) item.li.classList.toggle("evicting", active);
@@ -728,11 +740,12 @@ function chipsOf(node) {
   }
   const ready = condition(node, "Ready");
   if (ready && ready.status !== "True") {
-    chips.push({ cls: `cond cond-${ready.status}`, text: `Ready=${ready.status}${ready.reason ? ` (${ready.reason})` : ""}`,
-      title: ready.message ?? "" });
+    chips.push({ cls: `cond cond-${ready.status}`,
+      text: `Ready=${ready.status}${ready.reason ? ` (${ready.reason})` : ""}`, title: ready.message ?? "" });
   }
   for (const taint of taintsOf(node)) {
-    chips.push({ cls: `taint effect-${taint.effect}`, text: `${taint.key.replace("node.kubernetes.io/", "")}:${taint.effect}`,
+    chips.push({ cls: `taint effect-${taint.effect}`,
+      text: `${taint.key.replace("node.kubernetes.io/", "")}:${taint.effect}`,
       title: taintString(taint), taint: `${taint.key}:${taint.effect}` });
   }
   return chips;

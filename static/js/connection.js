@@ -23,7 +23,9 @@ export const FRAME_PIECE = 1000;
  */
 export function framePieces(msg) {
   const events = msg.events;
-  if (msg.type !== "frame" || !Array.isArray(events) || events.length <= FRAME_PIECE || !Array.isArray(msg.seq)) return [msg];
+  if (msg.type !== "frame" || !Array.isArray(events) || events.length <= FRAME_PIECE || !Array.isArray(msg.seq)) {
+    return [msg];
+  }
   const pieces = [];
   let from = msg.seq[0];
   for (let i = 0; i < events.length; i += FRAME_PIECE) {

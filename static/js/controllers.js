@@ -38,7 +38,8 @@ export class ControllerState {
     this.nextPass = nlc.nextPass ?? null;
     this.nodes = structuredClone(nlc.nodes ?? {});
     this.zones = structuredClone(nlc.zones ?? {});
-    this.evictions = new Map(Object.entries(snapshot?.taintEviction?.pods ?? {}).map(([k, v]) => [podKey(k), { ...v }]));
+    this.evictions = new Map(Object.entries(snapshot?.taintEviction?.pods ?? {})
+      .map(([k, v]) => [podKey(k), { ...v }]));
     this.kubelets = structuredClone(snapshot?.kubelets ?? {});
     this.activeFaults = new Map(); // node or zone or "" -> Set of actions in force
     this.lastPass = new Map(); // node -> {t, record, decisions} of the NLC's latest monitor pass
@@ -90,7 +91,8 @@ export class ControllerState {
       const outcome = String(event.outcome ?? "");
       if (/cancel|forever|never/i.test(outcome) || /cancel/.test(event.rule ?? "")) this.evictions.delete(key);
       else if (typeof fireAt === "number") {
-        const scheduledAt = this.evictions.get(key)?.scheduledAt ?? pick(inputs, "scheduledAt", "observedAt") ?? event.t;
+        const scheduledAt = this.evictions.get(key)?.scheduledAt
+          ?? pick(inputs, "scheduledAt", "observedAt") ?? event.t;
         this.evictions.set(key, { node: event.node, scheduledAt, fireAt });
       }
     }

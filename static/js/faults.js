@@ -133,6 +133,8 @@ export class FaultPanel {
   }
 
   options() {
-    return { resource: this.resource.value, forDuration: this.forDuration.value.trim(), latency: this.latency.value.trim() };
+    return {
+      resource: this.resource.value, forDuration: this.forDuration.value.trim(), latency: this.latency.value.trim(),
+    };
   }
 }

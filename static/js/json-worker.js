@@ -28,7 +28,9 @@ onmessage = (e) => {
     }
   }
   if (msg?.type === "frame" && Array.isArray(msg.events) && msg.events.length > EVENTS) {
-    for (let i = 0; i < msg.events.length; i += EVENTS) slices.push(["events", JSON.stringify(msg.events.slice(i, i + EVENTS))]);
+    for (let i = 0; i < msg.events.length; i += EVENTS) {
+      slices.push(["events", JSON.stringify(msg.events.slice(i, i + EVENTS))]);
+    }
     msg.events = [];
   }
   postMessage({ id, head: JSON.stringify(msg) });

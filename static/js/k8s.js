@@ -112,7 +112,10 @@ export function naturalSort(names) {
   return names;
 }
 
-/** ToleratesTaint (staging/src/k8s.io/api/core/v1/toleration.go): effect, key and operator matching as the scheduler and TEC do. */
+/**
+ * ToleratesTaint (staging/src/k8s.io/api/core/v1/toleration.go): effect, key and operator matching as the
+ * scheduler and TEC do.
+ */
 export function tolerates(toleration, taint) {
   if (toleration.effect && toleration.effect !== taint.effect) return false;
   if (toleration.key && toleration.key !== taint.key) return false;
@@ -129,7 +132,9 @@ export function evictionDecision(pod, taints) {
   const noExecute = taints.filter((t) => t.effect === "NoExecute");
   if (!noExecute.length) return { kind: "none", picks: [] };
   const tolerations = pod?.spec?.tolerations ?? [];
-  const picks = noExecute.map((taint) => ({ taint, toleration: tolerations.find((tol) => tolerates(tol, taint)) ?? null }));
+  const picks = noExecute.map((taint) => ({
+    taint, toleration: tolerations.find((tol) => tolerates(tol, taint)) ?? null,
+  }));
   if (picks.some((p) => !p.toleration)) return { kind: "now", picks };
   const seconds = picks.map((p) => p.toleration.tolerationSeconds).filter((s) => s !== undefined && s !== null);
   if (seconds.some((s) => s <= 0)) return { kind: "now", picks, seconds: 0 };

@@ -15,7 +15,8 @@ export function kubectlOutput(command, store, node, nowMs) {
     case "get-nodes":
       return getNodes(store.list("nodes"), nowMs);
     case "describe-node":
-      return describeNode(store.node(node), store.lease(node), store.list("pods"), store.eventsFor("Node", node), nowMs);
+      return describeNode(store.node(node), store.lease(node), store.list("pods"),
+        store.eventsFor("Node", node), nowMs);
     case "get-lease":
       return leaseYaml(store.lease(node), node);
     case "get-pods":

@@ -25,7 +25,9 @@ function same(want, have) {
     return have !== null && typeof have === "object" && !Array.isArray(have)
       && Object.entries(want).every(([k, v]) => Object.hasOwn(have, k) && same(v, have[k]));
   }
-  if (typeof want === "string" && want.endsWith("*")) return typeof have === "string" && have.startsWith(want.slice(0, -1));
+  if (typeof want === "string" && want.endsWith("*")) {
+    return typeof have === "string" && have.startsWith(want.slice(0, -1));
+  }
   return want === have; // a boolean only equals a boolean: strict equality already says so
 }
 
@@ -62,7 +64,9 @@ export function tallyBars(counts = {}, { order = [], answers } = {}) {
   const bars = keys.map((key) => {
     const count = counts[key] ?? 0;
     const exact = total ? (count * 100) / total : 0;
-    return { key, count, share: total ? count / total : 0, percent: Math.floor(exact), remainder: exact - Math.floor(exact) };
+    return {
+      key, count, share: total ? count / total : 0, percent: Math.floor(exact), remainder: exact - Math.floor(exact),
+    };
   });
   if (sum && sum === total) {
     let missing = 100 - bars.reduce((n, b) => n + b.percent, 0);
@@ -81,7 +85,8 @@ export function tallyBars(counts = {}, { order = [], answers } = {}) {
 export function answerIsRight(answer, reveal) {
   if (!answer || !reveal) return false;
   if (typeof reveal.correct === "number") {
-    return typeof answer.value === "number" && Math.abs(answer.value - reveal.correct) <= (reveal.tolerance ?? 0) + 1e-9;
+    return typeof answer.value === "number"
+      && Math.abs(answer.value - reveal.correct) <= (reveal.tolerance ?? 0) + 1e-9;
   }
   if (answer.choice !== reveal.correct) return false;
   return reveal.node === undefined || reveal.node === null || answer.node === reveal.node;

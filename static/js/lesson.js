@@ -64,7 +64,9 @@ export class Classroom {
    * command (the trainer's page only); `focus(node)`, `tab(name)`, `explain(event)`: the page's.
    */
   constructor(bar, layer, { t, lang, control, run, send, command, focus, tab, explain, reveal }) {
-    Object.assign(this, { bar, layer, t, lang, control, run, send, command, focus, tab, explain, onRevealEvent: reveal });
+    Object.assign(this, {
+      bar, layer, t, lang, control, run, send, command, focus, tab, explain, onRevealEvent: reveal,
+    });
     this.kind = null; // "lesson" | "drill" once the run says so
     this.info = null; // the lesson (GET /api/lessons) or drill (GET /api/drills) as the class sees it
     this.step = null;
@@ -272,7 +274,8 @@ export class Classroom {
     }
     const p = this.barParts;
     bar.dataset.kind = this.kind;
-    setText(p.kind, this.kind === "drill" ? this.t("lesson.drill") : this.t("lesson.lesson", { n: this.info?.position ?? "" }));
+    setText(p.kind, this.kind === "drill" ? this.t("lesson.drill")
+      : this.t("lesson.lesson", { n: this.info?.position ?? "" }));
     setText(p.title, this.#text(this.info?.title));
     const stepText = this.kind === "drill" ? this.#text(this.info?.brief) : this.#text(this.step?.text);
     setText(p.text, stepText);
@@ -280,11 +283,14 @@ export class Classroom {
       ? this.t("lesson.step-of", { n: this.step.index + 1, of: this.of }) : "");
     // the card folded away: a button brings it back
     p.show.hidden = !this.question || this.shown;
-    setText(p.show, this.t(this.open ? (this.kind === "drill" ? "lesson.show-diagnosis" : "lesson.show-question") : "lesson.show-answer"));
+    setText(p.show, this.t(this.open
+      ? (this.kind === "drill" ? "lesson.show-diagnosis" : "lesson.show-question")
+      : "lesson.show-answer"));
     p.show.classList.toggle("primary", this.open && !this.control);
     if (this.control) {
       this.revealButton.hidden = !this.open || this.shown;
-      this.nextButton.hidden = this.kind !== "lesson" || this.open || this.shown || (this.step?.index ?? -1) + 1 >= this.of;
+      this.nextButton.hidden = this.kind !== "lesson" || this.open || this.shown
+        || (this.step?.index ?? -1) + 1 >= this.of;
     }
     // the latest reveal's evidence, while its card is not on the screen
     const qid = this.lastEvidence;
@@ -358,7 +364,9 @@ export class Classroom {
   #command(action) {
     for (const b of [this.card?.reveal, this.card?.next, this.revealButton, this.nextButton]) if (b) b.disabled = true;
     Promise.resolve(this.command({ action })).finally(() => {
-      for (const b of [this.card?.reveal, this.card?.next, this.revealButton, this.nextButton]) if (b) b.disabled = false;
+      for (const b of [this.card?.reveal, this.card?.next, this.revealButton, this.nextButton]) {
+        if (b) b.disabled = false;
+      }
     });
   }
 
@@ -518,15 +526,16 @@ export class Classroom {
     };
     const correct = this.reveal?.correct;
     if (tally && q.kind === "number") {
-      parts.push(group(tally.counts ?? {}, [], (k) => code(`${k}${unit}`), (k) => bucketHolds(k, correct, this.reveal?.tolerance),
+      parts.push(group(tally.counts ?? {}, [], (k) => code(`${k}${unit}`),
+        (k) => bucketHolds(k, correct, this.reveal?.tolerance),
         (k) => typeof this.mine?.value === "number" && bucketHolds(k, this.mine.value, 0)));
     } else if (tally) {
       parts.push(group(tally.counts ?? {}, (q.choices ?? []).map((c) => c.id), choiceText, (k) => k === correct,
         (k) => this.mine?.choice === k, this.t("lesson.what-broke")));
       if (q.kind === "diagnosis") {
         parts.push(el("p", "qc-sub", this.t("lesson.which-node")));
-        parts.push(group(tally.nodes ?? {}, q.nodes ?? [], code, (k) => k === this.reveal?.node, (k) => this.mine?.node === k,
-          this.t("lesson.which-node"), true));
+        parts.push(group(tally.nodes ?? {}, q.nodes ?? [], code, (k) => k === this.reveal?.node,
+          (k) => this.mine?.node === k, this.t("lesson.which-node"), true));
       }
     }
     if (!tally && this.open) parts.push(el("p", "hint", this.t("lesson.no-answers")));
@@ -549,7 +558,11 @@ export class Classroom {
     if (q.kind === "number") {
       const value = `${r.correct}${q.unit ? ` ${q.unit}` : ""}`;
       right.append(el("strong", "", value));
-      if (r.tolerance) right.append(" ", el("span", "hint", t("lesson.tolerance", { tolerance: `${r.tolerance}${q.unit ? ` ${q.unit}` : ""}` })));
+      if (r.tolerance) {
+        right.append(" ", el("span", "hint", t("lesson.tolerance", {
+          tolerance: `${r.tolerance}${q.unit ? ` ${q.unit}` : ""}`,
+        })));
+      }
     } else {
       const strong = el("strong", "", this.#text((q.choices ?? []).find((c) => c.id === r.correct)?.text) || r.correct);
       strong.dataset.source = "lesson";
@@ -564,8 +577,10 @@ export class Classroom {
       const ok = answerIsRight(this.mine, r);
       const mine = el("p", `qc-mine ${ok ? "right" : "wrong"}`);
       mine.append(el("span", "", `${t(ok ? "lesson.you-right" : "lesson.you-wrong")} `));
-      const what = this.mine.value !== undefined && this.mine.value !== null ? `${this.mine.value}${q.unit ? ` ${q.unit}` : ""}`
-        : [this.#text((q.choices ?? []).find((c) => c.id === this.mine.choice)?.text), this.mine.node].filter(Boolean).join(" · ");
+      const what = this.mine.value !== undefined && this.mine.value !== null
+        ? `${this.mine.value}${q.unit ? ` ${q.unit}` : ""}`
+        : [this.#text((q.choices ?? []).find((c) => c.id === this.mine.choice)?.text), this.mine.node]
+          .filter(Boolean).join(" · ");
       const whatEl = el("strong", "", what);
       whatEl.dataset.source = "lesson";
       mine.append(whatEl);
@@ -592,7 +607,9 @@ export class Classroom {
       why.dataset.seq = String(event.seq);
       // (a fault in a lesson or drill is the run's own, not a trainer's command)
       const what = event.type === "fault"
-        ? this.t("lesson.fault", { action: this.t(`action.${event.action}`, {}, event.action), target: event.node ?? event.zone ?? "" })
+        ? this.t("lesson.fault", {
+          action: this.t(`action.${event.action}`, {}, event.action), target: event.node ?? event.zone ?? "",
+        })
         : eventText(event, this.t);
       return [el("span", "evidence-label", `${this.t("lesson.evidence")} `),
         el("span", "evidence-what", `${what} · T+${formatOffset(event.t)}`), why];

@@ -107,7 +107,8 @@ export class PanelTabs {
     const tablet = !this.phoneQuery.matches;
     if (tablet && this.view === "cluster") this.view = "traffic"; // always on the left there
     const view = this.view;
-    const shown = view === "cluster" ? this.cluster : view === "traffic" || view === "timeline" ? this.traffic : this.side;
+    const shown = view === "cluster" ? this.cluster
+      : view === "traffic" || view === "timeline" ? this.traffic : this.side;
     for (const panel of panels) panel.classList.toggle("off", panel !== shown && !(tablet && panel === this.cluster));
     this.traffic.dataset.part = view === "timeline" ? "timeline" : "traffic";
     this.side.dataset.part = view === "faults" ? "faults" : "tabs";
@@ -135,7 +136,9 @@ export class PanelTabs {
     const bar = this.tablist;
     const left = tab.offsetLeft - bar.offsetLeft;
     if (left < bar.scrollLeft) bar.scrollLeft = left;
-    else if (left + tab.offsetWidth > bar.scrollLeft + bar.clientWidth) bar.scrollLeft = left + tab.offsetWidth - bar.clientWidth;
+    else if (left + tab.offsetWidth > bar.scrollLeft + bar.clientWidth) {
+      bar.scrollLeft = left + tab.offsetWidth - bar.clientWidth;
+    }
   }
 
   /** Arrow keys, Home and End move between the tabs shown (and select one: automatic activation). */

@@ -125,9 +125,13 @@ class RunPage {
       onSelectPod: (key) => this.selectPod(key), request,
     });
     await nextTask();
-    this.sequence = new SequenceView($("#sequence"), { d3: window.d3, t, history: this.history, onSelect: (e) => this.explain(e), request });
+    this.sequence = new SequenceView($("#sequence"), {
+      d3: window.d3, t, history: this.history, onSelect: (e) => this.explain(e), request,
+    });
     this.zoneTraffic = new ZoneTraffic();
-    this.timeline = new Timeline($("#timeline"), { t, onSelect: (e) => e && this.explain(e), duration: this.config.duration });
+    this.timeline = new Timeline($("#timeline"), {
+      t, onSelect: (e) => e && this.explain(e), duration: this.config.duration,
+    });
     await nextTask();
     this.arch = new ArchitectureDiagram($("#flow-arch"), { t });
     this.health = new HealthFlowchart($("#flow-health"), { t });
@@ -148,7 +152,9 @@ class RunPage {
     this.follow = new Follow({ control: this.control, command: quietly,
       focus: (node) => this.setFocus(node, { auto: true }), tab: (name) => this.lessonTab(name),
       where: () => ({ node: this.focus, tab: this.activeTab }) }, $("#follow-me"), $("#follow-trainer"));
-    this.clockEls = { time: $("#clock-time"), utc: $("#clock-utc"), speed: $("#clock-speed"), state: $("#clock-state") };
+    this.clockEls = {
+      time: $("#clock-time"), utc: $("#clock-utc"), speed: $("#clock-speed"), state: $("#clock-state"),
+    };
     for (const tab of document.querySelectorAll("[data-tab]")) {
       tab.addEventListener("click", () => this.showTab(tab.dataset.tab));
     }
@@ -357,7 +363,9 @@ class RunPage {
       else if (event.resource === "pods") this.cluster.touch(event.object?.spec?.nodeName ?? event.node ?? "");
     } else if (event.type === "fault" && event.node) this.cluster.touch(event.node);
     else if (event.type === "fault") this.cluster.invalidate();
-    else if (event.type === "decision" && event.component === "taint-eviction-controller") this.cluster.touch(event.node);
+    else if (event.type === "decision" && event.component === "taint-eviction-controller") {
+      this.cluster.touch(event.node);
+    }
   }
 
   onStatus(msg) {
@@ -447,7 +455,8 @@ class RunPage {
 
   explain(event) {
     if (!event) return;
-    document.querySelector("#why").replaceChildren(renderWhy(event, { t: this.t, lang: this.lang, history: this.history }));
+    document.querySelector("#why")
+      .replaceChildren(renderWhy(event, { t: this.t, lang: this.lang, history: this.history }));
     for (const row of document.querySelectorAll("#sequence g.row.selected")) row.classList.remove("selected");
     document.querySelector(`#sequence g.row[data-seq="${event.seq}"]`)?.classList.add("selected");
     this.showTab("why");
@@ -476,10 +485,14 @@ class RunPage {
   showTab(name) {
     this.activeTab = name;
     this.follow?.looked({ tab: name });
-    for (const tab of document.querySelectorAll("[data-tab]")) tab.setAttribute("aria-selected", String(tab.dataset.tab === name));
+    for (const tab of document.querySelectorAll("[data-tab]")) {
+      tab.setAttribute("aria-selected", String(tab.dataset.tab === name));
+    }
     for (const panel of document.querySelectorAll("[data-panel]")) panel.hidden = panel.dataset.panel !== name;
     this.panels?.follow(name);
-    if (name === "diagrams") renderStatic(document.querySelector("#static-diagrams"), this.config.mermaid).catch((e) => this.toast(String(e)));
+    if (name === "diagrams") {
+      renderStatic(document.querySelector("#static-diagrams"), this.config.mermaid).catch((e) => this.toast(String(e)));
+    }
     this.renderedVersion = -1;
     this.kubectlAt = -Infinity;
     this.frames?.request();
@@ -532,7 +545,8 @@ class RunPage {
     setText(c.time, clockText);
     setText(c.utc, `${formatUtc(this.clock.nowMs())} UTC`);
     const limited = this.clock.limitedFrom;
-    setText(c.speed, limited ? this.t("clock.limited", { speed: this.clock.speed, asked: limited }) : `${this.clock.speed}×`);
+    setText(c.speed, limited ? this.t("clock.limited", { speed: this.clock.speed, asked: limited })
+      : `${this.clock.speed}×`);
     this.#syncSpeedSelect();
     const paused = String(this.clock.paused);
     if (document.body.dataset.paused !== paused) document.body.dataset.paused = paused;
@@ -567,7 +581,8 @@ class RunPage {
     if (rest) this.health.highlight(this.controllers.lastPass.get(this.focus));
     // kubectl prints ages in whole seconds at best: twice a second is as fresh as it gets.
     const wall = performance.now();
-    if (this.activeTab === "kubectl" && wall - this.kubectlAt >= 500 && (rest || this.kubectl.command !== "get-lease")) {
+    if (this.activeTab === "kubectl" && wall - this.kubectlAt >= 500
+      && (rest || this.kubectl.command !== "get-lease")) {
       this.kubectlAt = wall;
       this.kubectl.render();
     }

@@ -18,7 +18,9 @@ export function loadMermaid(src) {
     script.src = src;
     script.onload = () => {
       mermaidTheme = currentTheme();
-      window.mermaid.initialize({ startOnLoad: false, securityLevel: "strict", theme: mermaidTheme, fontFamily: "inherit" });
+      window.mermaid.initialize({
+        startOnLoad: false, securityLevel: "strict", theme: mermaidTheme, fontFamily: "inherit",
+      });
       resolve(window.mermaid);
     };
     script.onerror = reject;
@@ -40,13 +42,17 @@ export function sequenceToMermaid(rows, laneName) {
     for (const x of r.targets ?? []) used.add(x);
   }
   const lines = ["sequenceDiagram"];
-  for (const lane of LANES) if (used.has(lane.id)) lines.push(`    participant ${ACTOR[lane.id]} as ${clean(laneName(lane.id))}`);
+  for (const lane of LANES) {
+    if (used.has(lane.id)) lines.push(`    participant ${ACTOR[lane.id]} as ${clean(laneName(lane.id))}`);
+  }
   for (const r of rows) {
     const label = clean(r.label);
-    if (r.kind === "request") lines.push(`    ${ACTOR[r.from]}->>${ACTOR[r.to]}: ${label}${r.failed ? ` ${r.code}` : ""}`);
+    if (r.kind === "request") lines.push(`    ${ACTOR[r.from]}->>${ACTOR[r.to]}: ${label}` +
+      `${r.failed ? ` ${r.code}` : ""}`);
     else if (r.kind === "lost") lines.push(`    ${ACTOR[r.from]}-x${ACTOR[r.to]}: ${label}`);
-    else if (r.kind === "watch") for (const x of r.targets) lines.push(`    ${ACTOR[r.from]}-->>${ACTOR[x]}: watch ${label}`);
-    else if (r.kind === "decision") lines.push(`    Note over ${ACTOR[r.lane]}: ${label}`);
+    else if (r.kind === "watch") {
+      for (const x of r.targets) lines.push(`    ${ACTOR[r.from]}-->>${ACTOR[x]}: watch ${label}`);
+    } else if (r.kind === "decision") lines.push(`    Note over ${ACTOR[r.lane]}: ${label}`);
     else if (r.kind === "note") lines.push(`    Note over ${ACTOR[LANES[1].id]},${ACTOR[LANES[3].id]}: ${label}`);
   }
   return lines.join("\n");

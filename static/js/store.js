@@ -160,6 +160,7 @@ export class ObjectStore {
   eventsFor(kind, name) {
     return this.list("events")
       .filter((e) => e.involvedObject?.kind === kind && e.involvedObject?.name === name)
-      .sort((a, b) => String(a.lastTimestamp ?? a.eventTime ?? "").localeCompare(String(b.lastTimestamp ?? b.eventTime ?? "")));
+      .sort((a, b) => String(a.lastTimestamp ?? a.eventTime ?? "")
+        .localeCompare(String(b.lastTimestamp ?? b.eventTime ?? "")));
   }
 }

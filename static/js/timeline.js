@@ -13,7 +13,8 @@ const BUCKET = 7;
 export function timelineLane(event) {
   if (event.type === "fault") return "fault";
   if (event.type !== "transition") return null;
-  if (event.kind === "node-ready" || event.kind === "node-condition" || event.kind === "node-created" || event.kind === "node-deleted") return "node";
+  if (event.kind === "node-ready" || event.kind === "node-condition" || event.kind === "node-created"
+    || event.kind === "node-deleted") return "node";
   if (event.kind === "taint-added" || event.kind === "taint-removed") return "taint";
   if (event.kind === "zone-state") return "zone";
   if (event.kind?.startsWith("pod-") || event.kind === "endpoint") return "pod";
@@ -186,7 +187,8 @@ export class Timeline {
       mark.setAttribute("r", 3.5);
     }
     const detail = event.kind ? `${event.kind} ${event.to ?? ""}` : event.action;
-    mark.setAttribute("class", `tl-mark tl-${lane} ${event.kind ? `k-${event.kind}` : ""} ${detail?.includes("False") || detail?.includes("Unknown") ? "bad" : ""}`);
+    mark.setAttribute("class", `tl-mark tl-${lane} ${event.kind ? `k-${event.kind}` : ""} ` +
+      `${detail?.includes("False") || detail?.includes("Unknown") ? "bad" : ""}`);
     mark.dataset.seq = String(event.seq);
     mark.setAttribute("tabindex", "0");
     mark.setAttribute("role", "button");

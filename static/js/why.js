@@ -72,7 +72,9 @@ export function eventText(event, t) {
     }, event.kind);
   }
   if (event.type === "fault") {
-    return t("why.fault", { action: t(`action.${event.action}`, {}, event.action), target: event.node ?? event.zone ?? "" });
+    return t("why.fault", {
+      action: t(`action.${event.action}`, {}, event.action), target: event.node ?? event.zone ?? "",
+    });
   }
   if (event.type === "decision") return t(`rule.${event.rule}`, {}, event.rule);
   if (event.type === "write" || event.type === "read") return `${requestLabel(event)} → ${event.code}`;

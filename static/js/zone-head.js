@@ -14,7 +14,8 @@ const QUEUE_TITLE = 20; // queued nodes named in the overview header's tooltip
 export function fillZoneHead(head, t, { zone, z = {}, ready, total, layout = "flow" }) {
   const queue = z.queue ?? [];
   const overview = layout === "overview";
-  const signature = JSON.stringify([layout, zone, z.state, z.rate, z.tokens, overview ? [queue.length, queue.slice(0, QUEUE_TITLE)] : queue, ready, total]);
+  const signature = JSON.stringify([layout, zone, z.state, z.rate, z.tokens,
+    overview ? [queue.length, queue.slice(0, QUEUE_TITLE)] : queue, ready, total]);
   if (head.__shown === signature) return;
   head.__shown = signature;
   const name = el("span", "zone-name", zone || t("cluster.no-zone"));
@@ -24,14 +25,17 @@ export function fillZoneHead(head, t, { zone, z = {}, ready, total, layout = "fl
   state.dataset.state = stateName;
   const main = [name, state];
   if (total) {
-    const count = el("span", `zone-count${ready < total ? " degraded" : ""}`, t("cluster.zone-ready", { ready, total }));
+    const count = el("span", `zone-count${ready < total ? " degraded" : ""}`,
+      t("cluster.zone-ready", { ready, total }));
     count.dataset.ready = String(ready);
     count.dataset.total = String(total);
     main.push(count);
   }
   const limiter = [];
   if (z.rate !== undefined) limiter.push(el("span", "zone-rate", t("cluster.rate", { rate: z.rate })));
-  if (z.tokens !== undefined) limiter.push(el("span", "zone-tokens", t("cluster.tokens", { tokens: Number(z.tokens).toFixed(2) })));
+  if (z.tokens !== undefined) {
+    limiter.push(el("span", "zone-tokens", t("cluster.tokens", { tokens: Number(z.tokens).toFixed(2) })));
+  }
   if (overview && z.queue) {
     const length = el("span", "zone-queue", t("cluster.queue-length", { n: queue.length }));
     length.dataset.queue = String(queue.length);

@@ -32,7 +32,8 @@ test("only a change of kubectl's STATUS counts: True -> Unknown is NotReady, Fal
 });
 
 test("a summary names three nodes per state, then how many more", () => {
-  const changes = new Map([["node-1", "NotReady"], ["node-2", "NotReady"], ["node-3", "NotReady"], ["node-4", "NotReady"], ["node-9", "Ready"]]);
+  const changes = new Map([["node-1", "NotReady"], ["node-2", "NotReady"], ["node-3", "NotReady"],
+    ["node-4", "NotReady"], ["node-9", "Ready"]]);
   assert.equal(summary(changes, (n) => `and ${n} more`), "node-1, node-2, node-3 and 1 more NotReady; node-9 Ready");
 });
 

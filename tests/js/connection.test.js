@@ -66,7 +66,10 @@ function pod(i) {
   return {
     apiVersion: "v1", kind: "Pod",
     metadata: { name: `web-${i}`, namespace: "default", uid: `uid-${i}`, resourceVersion: String(1000 + i) },
-    spec: { nodeName: `node-${i % 100}`, tolerations: [{ key: "node.kubernetes.io/unreachable", effect: "NoExecute", tolerationSeconds: 300 }] },
+    spec: {
+      nodeName: `node-${i % 100}`,
+      tolerations: [{ key: "node.kubernetes.io/unreachable", effect: "NoExecute", tolerationSeconds: 300 }],
+    },
     status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] },
   };
 }
@@ -120,7 +123,8 @@ function connect(WorkerClass, ready = null) {
     },
   });
   const until = (n) => new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`only ${got.length} of ${n} messages: ${JSON.stringify(got.map((m) => m.type))}`)), 5000);
+    const timer = setTimeout(() => reject(new Error(
+      `only ${got.length} of ${n} messages: ${JSON.stringify(got.map((m) => m.type))}`)), 5000);
     waiting = { n, resolve: () => { clearTimeout(timer); resolve(); } };
     if (got.length >= n) waiting.resolve();
   });
@@ -207,7 +211,9 @@ test("a handler that throws loses only its own message", async () => {
 /** `text` as the server's parts of `size` characters (heartbeat_site/live/frames.py split_message). */
 function parts(text, message, size) {
   const count = Math.ceil(text.length / size);
-  return Array.from({ length: count }, (_, i) => JSON.stringify({ type: "part", message, part: i, parts: count, data: text.slice(i * size, (i + 1) * size) }));
+  return Array.from({ length: count }, (_, i) => JSON.stringify({
+    type: "part", message, part: i, parts: count, data: text.slice(i * size, (i + 1) * size),
+  }));
 }
 
 test("a message sent in parts arrives whole, with the frames after it in order", async () => {
@@ -236,7 +242,9 @@ test("parts of a message cut short by a new one are dropped, not glued to it", a
 /** A node-level frame of a large cluster's busy second: `n` kept events with gaps between their
  * seqs (the events left out), and the frame's extras. */
 function bigFrame(first, n) {
-  const events = Array.from({ length: n }, (_, i) => ({ seq: first + 2 * i, type: "transition", node: `node-${i}`, kind: "node-ready", from: "True", to: "Unknown" }));
+  const events = Array.from({ length: n }, (_, i) => ({
+    seq: first + 2 * i, type: "transition", node: `node-${i}`, kind: "node-ready", from: "True", to: "Unknown",
+  }));
   return { type: "frame", seq: [first, first + 2 * n + 5], events, clock: { t: 75 }, detail: "nodes",
     renewals: { "node-9": "2026-01-01T00:01:14.000000Z" }, failed: { "node-3": 2 }, omitted: { write: 7 } };
 }
@@ -273,14 +281,16 @@ test("framePieces leaves small frames and other messages whole", () => {
 test("a large snapshot's core/v1 Events stay in its objects (not taken for a frame's events)", async () => {
   const { ws, got, until } = connect(VmWorker);
   const snapshot = bigSnapshot(300);
-  snapshot.snapshot.objects.events = Array.from({ length: 450 }, (_, i) => ({ kind: "Event", metadata: { name: `e-${i}` } }));
+  snapshot.snapshot.objects.events = Array.from({ length: 450 },
+    (_, i) => ({ kind: "Event", metadata: { name: `e-${i}` } }));
   ws.receive(snapshot);
   await until(1);
   assert.deepEqual(got[0], snapshot);
   assert.equal(got[0].events, undefined);
 });
 
-test("messages that come while the page builds its panels wait for it, in order, the snapshot already parsed", async () => {
+test("messages that come while the page builds its panels wait for it, in order, " +
+  "the snapshot already parsed", async () => {
   let built;
   const ready = new Promise((resolve) => {
     built = resolve;

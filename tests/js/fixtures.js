@@ -13,8 +13,9 @@ export function node(name, { zone = "zone-a", ready = "True", taints = [], unsch
     spec: { taints, ...(unschedulable ? { unschedulable: true } : {}) },
     status: {
       conditions: [
-        { type: "MemoryPressure", status: ready === "Unknown" ? "Unknown" : "False", reason: "KubeletHasSufficientMemory",
-          message: "kubelet has sufficient memory available", lastHeartbeatTime: "2026-01-01T00:00:03Z", lastTransitionTime: "2026-01-01T00:00:03Z" },
+        { type: "MemoryPressure", status: ready === "Unknown" ? "Unknown" : "False",
+          reason: "KubeletHasSufficientMemory", message: "kubelet has sufficient memory available",
+          lastHeartbeatTime: "2026-01-01T00:00:03Z", lastTransitionTime: "2026-01-01T00:00:03Z" },
         { type: "Ready", status: ready, reason, message: "kubelet is posting ready status",
           lastHeartbeatTime: "2026-01-01T00:00:03Z", lastTransitionTime: "2026-01-01T00:00:04Z" },
       ],
@@ -57,7 +58,9 @@ export function pod(name, nodeName, { ready = "True", deleting = false, ip = "10
     status: {
       phase: "Running", podIP: ip, podIPs: [{ ip }],
       conditions: [{ type: "Ready", status: ready, lastProbeTime: null, lastTransitionTime: "2026-01-01T00:00:12Z" }],
-      containerStatuses: [{ name: "app", ready: true, restartCount: 0, state: { running: { startedAt: "2026-01-01T00:00:11Z" } } }],
+      containerStatuses: [
+        { name: "app", ready: true, restartCount: 0, state: { running: { startedAt: "2026-01-01T00:00:11Z" } } },
+      ],
     },
   };
 }

@@ -18,9 +18,12 @@ test("wrapText breaks Chinese between characters but keeps a short word whole", 
 });
 
 test("healthPath lights the branch of the pass and the queue that led to the tainting loop", () => {
-  const pass = { t: 100, record: { branch: "no-news", deadline: 90, observed: "Unknown" }, decisions: [{ rule: "nlc.mark-unknown" }, { rule: "nlc.enqueue-taint" }] };
+  const pass = { t: 100, record: { branch: "no-news", deadline: 90, observed: "Unknown" },
+    decisions: [{ rule: "nlc.mark-unknown" }, { rule: "nlc.enqueue-taint" }] };
   const lit = healthPath(pass);
-  for (const id of ["signal-no", "grace-yes", "unknown", "observed-unknown", "enq-ur", "to-zones-ur", "zones"]) assert.ok(lit.has(id), id);
+  for (const id of ["signal-no", "grace-yes", "unknown", "observed-unknown", "enq-ur", "to-zones-ur", "zones"]) {
+    assert.ok(lit.has(id), id);
+  }
   assert.ok(!lit.has("to-zones"));
   assert.equal(healthPath(null).size, 0);
 });

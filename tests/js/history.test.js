@@ -18,8 +18,8 @@ function renewal(seq, node = `node-${seq % 100}`) {
 function monitorPass(seq, nodes = 3) {
   const records = {};
   for (let i = 1; i <= nodes; i++) {
-    records[`node-${i}`] = { t: seq / 10, branch: i === 2 ? "no-news" : "fresh-status", probeTimestamp: 1, gracePeriod: 50,
-      deadline: 65.03 + i, observed: "True", current: i === 2 ? "Unknown" : "True", zone: "zone-a" };
+    records[`node-${i}`] = { t: seq / 10, branch: i === 2 ? "no-news" : "fresh-status", probeTimestamp: 1,
+      gracePeriod: 50, deadline: 65.03 + i, observed: "True", current: i === 2 ? "Unknown" : "True", zone: "zone-a" };
   }
   return {
     seq, t: seq / 10, type: "decision", component: "node-lifecycle-controller", node: null, rule: "nlc.monitor-pass",
@@ -49,7 +49,9 @@ test("the history keeps between max and max + trim events, dropping the oldest t
 test("the string table holds only the strings of the events kept", () => {
   const history = new EventHistory({ max: 50, trim: 10 });
   // Every event names a new pod: the table would grow for ever if it kept old names.
-  for (let seq = 1; seq <= 5000; seq++) history.push({ ...renewal(seq, "node-1"), resource: "pods", name: `web-${seq}` });
+  for (let seq = 1; seq <= 5000; seq++) {
+    history.push({ ...renewal(seq, "node-1"), resource: "pods", name: `web-${seq}` });
+  }
   assert.ok(history.strings.list.length <= 60 + 10, String(history.strings.list.length));
   assert.equal(history.at(0).name, `web-${history.firstSeq()}`);
 });
@@ -60,7 +62,8 @@ test("a request comes back with what rows and explanations read, without its obj
   history.push(raw);
   history.push({ ...renewal(8, "node-2"), code: 409, message: "the object has been modified" });
   const back = history.get(7);
-  for (const field of ["seq", "t", "type", "component", "node", "user", "verb", "resource", "subresource", "name", "code", "message"]) {
+  for (const field of ["seq", "t", "type", "component", "node", "user", "verb", "resource", "subresource", "name",
+    "code", "message"]) {
     assert.deepEqual(back[field], raw[field], field);
   }
   assert.equal(back.object, undefined);
@@ -78,7 +81,9 @@ test("a monitor pass keeps each node's branch, deadline and Ready, not the whole
   assert.deepEqual(back.nodes.get("node-2"), { branch: "no-news", current: "Unknown", deadline: 67.03 });
   assert.equal(back.nodes.get("node-9"), null);
   assert.equal(back.zones, undefined);
-  for (const field of ["rule", "outcome", "source", "explain", "component"]) assert.equal(back[field], raw[field], field);
+  for (const field of ["rule", "outcome", "source", "explain", "component"]) {
+    assert.equal(back[field], raw[field], field);
+  }
   assert.deepEqual(back.inputs, raw.inputs);
   assert.deepEqual(rowFor(back, "node-2").record, { branch: "no-news", current: "Unknown", deadline: 67.03 });
   assert.equal(rowFor(back, "node-2").label, rowFor(raw, "node-2").label);
@@ -88,10 +93,12 @@ test("transitions, faults and unknown kinds keep their own fields", () => {
   const history = new EventHistory({ max: 10, trim: 5 });
   const transition = { seq: 1, t: 1, type: "transition", component: "node-lifecycle-controller", node: "node-2",
     kind: "node-ready", from: "True", to: "Unknown", pod: null, key: null, effect: null };
-  const fault = { seq: 2, t: 2, type: "fault", component: "trainer", node: null, zone: "zone-b", action: "zone-outage", command: 3 };
+  const fault = { seq: 2, t: 2, type: "fault", component: "trainer", node: null, zone: "zone-b", action: "zone-outage",
+    command: 3 };
   const other = { seq: 3, t: 3, type: "something-new", component: "x", detail: { a: 1 } };
   for (const e of [transition, fault, other]) history.push(e);
-  assert.deepEqual(history.get(1), { ...transition, user: null, verb: null, resource: null, subresource: null, name: null, message: null });
+  assert.deepEqual(history.get(1),
+    { ...transition, user: null, verb: null, resource: null, subresource: null, name: null, message: null });
   assert.equal(history.get(2).zone, "zone-b");
   assert.equal(history.get(2).action, "zone-outage");
   assert.equal(history.get(3).type, "something-new");

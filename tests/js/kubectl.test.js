@@ -25,7 +25,8 @@ test("RFC1123Z is what kubectl describe prints", () => {
 test("tabwriter aligns only the lines of one column block, like Go's", () => {
   const w = new TabWriter({ padding: 2 });
   w.write("Name:\tx\nCreationTimestamp:\ty\nLease:\n  HolderIdentity:\tz\n  RenewTime:\tq\n");
-  assert.equal(w.flush(), "Name:               x\nCreationTimestamp:  y\nLease:\n  HolderIdentity:  z\n  RenewTime:       q\n");
+  assert.equal(w.flush(),
+    "Name:               x\nCreationTimestamp:  y\nLease:\n  HolderIdentity:  z\n  RenewTime:       q\n");
 });
 
 test("get nodes prints NotReady for Unknown and appends SchedulingDisabled", () => {
@@ -47,16 +48,20 @@ test("get pods -o wide keeps READY 1/1 after MarkPodsNotReady and shows Terminat
   const now = startMs + 8 * 60 * 1000;
   const out = getPodsWide([pod("web-b", "node-2", { ready: "False", deleting: true }), pod("web-a", "node-1")], now);
   const lines = out.trimEnd().split("\n");
-  assert.equal(lines[0], "NAME    READY   STATUS        RESTARTS   AGE     IP           NODE     NOMINATED NODE   READINESS GATES");
-  assert.equal(lines[1], "web-a   1/1     Running       0          7m50s   10.244.1.5   node-1   <none>           <none>");
-  assert.equal(lines[2], "web-b   1/1     Terminating   0          7m50s   10.244.1.5   node-2   <none>           <none>");
+  assert.equal(lines[0],
+    "NAME    READY   STATUS        RESTARTS   AGE     IP           NODE     NOMINATED NODE   READINESS GATES");
+  assert.equal(lines[1],
+    "web-a   1/1     Running       0          7m50s   10.244.1.5   node-1   <none>           <none>");
+  assert.equal(lines[2],
+    "web-b   1/1     Terminating   0          7m50s   10.244.1.5   node-2   <none>           <none>");
 });
 
 test("get endpointslices lists at most three addresses", () => {
   const slice = {
     metadata: { name: "web-abcde", namespace: "default", creationTimestamp: "2026-01-01T00:00:00Z" },
     addressType: "IPv4", ports: [{ name: "", port: 80, protocol: "TCP" }],
-    endpoints: ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"].map((a) => ({ addresses: [a], conditions: { ready: true } })),
+    endpoints: ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"]
+      .map((a) => ({ addresses: [a], conditions: { ready: true } })),
   };
   assert.equal(getEndpointSlices([slice], startMs + 60000),
     "NAME        ADDRESSTYPE   PORTS   ENDPOINTS                                AGE\n" +
@@ -86,7 +91,8 @@ test("lease -o yaml sorts keys and quotes timestamps and numeric strings", () =>
 });
 
 test("yaml nests lists of lists and empty values", () => {
-  assert.equal(toYaml({ a: [], b: {}, c: [[1, 2]], d: "yes", e: "" }), "a: []\nb: {}\nc:\n- - 1\n  - 2\nd: \"yes\"\ne: \"\"\n");
+  assert.equal(toYaml({ a: [], b: {}, c: [[1, 2]], d: "yes", e: "" }),
+    "a: []\nb: {}\nc:\n- - 1\n  - 2\nd: \"yes\"\ne: \"\"\n");
 });
 
 test("describe node: header block, lease block, sorted taints, conditions table", () => {
@@ -102,8 +108,10 @@ test("describe node: header block, lease block, sorted taints, conditions table"
   assert.equal(lines[0], "Name:               node-2");
   assert.equal(lines[2], "Labels:             kubernetes.io/hostname=node-2");
   assert.equal(lines[3], "                    topology.kubernetes.io/zone=zone-a");
-  assert.ok(out.includes("Taints:             node.kubernetes.io/unreachable:NoExecute\n                    node.kubernetes.io/unreachable:NoSchedule\n"));
-  assert.ok(out.includes("Lease:\n  HolderIdentity:  node-2\n  AcquireTime:     <unset>\n  RenewTime:       Thu, 01 Jan 2026 00:05:12 +0000\n"));
+  assert.ok(out.includes("Taints:             node.kubernetes.io/unreachable:NoExecute\n" +
+    "                    node.kubernetes.io/unreachable:NoSchedule\n"));
+  assert.ok(out.includes("Lease:\n  HolderIdentity:  node-2\n  AcquireTime:     <unset>\n" +
+    "  RenewTime:       Thu, 01 Jan 2026 00:05:12 +0000\n"));
   assert.match(out, /\n {2}Ready {12}Unknown {3}Thu, 01 Jan 2026 00:00:03 \+0000 {3}Thu, 01 Jan 2026 00:00:04 \+0000 {3}NodeStatusUnknown/);
   assert.match(out, /Non-terminated Pods: {10}\(1 in total\)/);
   assert.match(out, /Events: {14}<none>\n$/);

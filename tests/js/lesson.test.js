@@ -4,17 +4,21 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { RunConnection } from "../../static/js/connection.js";
-import { answerIsRight, bucketHolds, bucketRange, localText, matcherText, matches, tallyBars } from "../../static/js/lesson-model.js";
+import {
+  answerIsRight, bucketHolds, bucketRange, localText, matcherText, matches, tallyBars,
+} from "../../static/js/lesson-model.js";
 
 const unknown = { seq: 812, t: 110.22, type: "transition", kind: "node-ready", component: "node-lifecycle-controller",
   node: "node-2", from: "True", to: "Unknown", pod: null };
-const endpoint = { seq: 820, type: "transition", kind: "endpoint", node: "node-2", key: "web", pod: "web-cb2f5a939-9fg5n",
-  from: { ready: true, serving: true, terminating: false }, to: { ready: false, serving: false, terminating: false } };
+const endpoint = { seq: 820, type: "transition", kind: "endpoint", node: "node-2", key: "web",
+  pod: "web-cb2f5a939-9fg5n", from: { ready: true, serving: true, terminating: false },
+  to: { ready: false, serving: false, terminating: false } };
 
 test("a matcher matches when every field it names is equal", () => {
   assert.ok(matches({ type: "transition", kind: "node-ready", node: "node-2", to: "Unknown" }, unknown));
   assert.ok(!matches({ type: "transition", kind: "node-ready", node: "node-3", to: "Unknown" }, unknown));
-  assert.ok(!matches({ type: "transition", rule: "nlc.mark-unknown" }, unknown), "a field the event lacks never matches");
+  assert.ok(!matches({ type: "transition", rule: "nlc.mark-unknown" }, unknown),
+    "a field the event lacks never matches");
   assert.ok(matches({ pod: null }, unknown), "null equals null");
   assert.ok(!matches({ pod: null }, endpoint));
   assert.ok(!matches(null, unknown) && !matches({ type: "fault" }, null));
@@ -25,7 +29,8 @@ test("a string ending in * is a prefix, a list is any of its items", () => {
   assert.ok(!matches({ pod: "agent-*" }, endpoint));
   assert.ok(!matches({ node: "node-*" }, { node: null }), "a prefix wants a string");
   assert.ok(matches({ to: ["False", "Unknown"] }, unknown));
-  assert.ok(matches({ type: ["decision", "transition"], component: ["kubelet", "node-lifecycle-controller"] }, unknown));
+  assert.ok(matches({ type: ["decision", "transition"], component: ["kubelet", "node-lifecycle-controller"] },
+    unknown));
   assert.ok(!matches({ to: ["False", "True"] }, unknown));
 });
 
@@ -46,7 +51,8 @@ test("a boolean only equals a boolean", () => {
 });
 
 test("tally bars: choices in their order, shares of the answers, whole percents adding up to 100", () => {
-  const bars = tallyBars({ "not-ready": 2, removed: 1 }, { order: ["removed", "not-ready", "until-deleted"], answers: 3 });
+  const bars = tallyBars({ "not-ready": 2, removed: 1 },
+    { order: ["removed", "not-ready", "until-deleted"], answers: 3 });
   assert.deepEqual(bars.map((b) => [b.key, b.count]), [["removed", 1], ["not-ready", 2], ["until-deleted", 0]]);
   assert.deepEqual(bars.map((b) => b.percent), [33, 67, 0]);
   assert.equal(bars[1].share, 2 / 3);
@@ -119,14 +125,19 @@ test("a lesson run's messages reach their handlers, in order behind the snapshot
   globalThis.WebSocket = Socket;
   const got = [];
   const record = (name) => (msg) => got.push([name, msg.type]);
-  const handlers = Object.fromEntries(["onSnapshot", "onLesson", "onStep", "onQuestion", "onTally", "onReveal", "onAnswerAck"]
-    .map((name) => [name, record(name)]));
-  new RunConnection("/ws/runs/r1/", { lastSeq: () => 0, ...handlers, onError: (message, msg) => got.push(["onError", msg.error]) });
-  const messages = ["snapshot", "lesson", "step", "question", "tally", "answer-ack", "reveal"].map((type) => ({ type, snapshot: {} }));
+  const handlers = Object.fromEntries(
+    ["onSnapshot", "onLesson", "onStep", "onQuestion", "onTally", "onReveal", "onAnswerAck"]
+      .map((name) => [name, record(name)]));
+  new RunConnection("/ws/runs/r1/", {
+    lastSeq: () => 0, ...handlers, onError: (message, msg) => got.push(["onError", msg.error]),
+  });
+  const messages = ["snapshot", "lesson", "step", "question", "tally", "answer-ack", "reveal"]
+    .map((type) => ({ type, snapshot: {} }));
   for (const message of messages) Socket.last.receive(message);
   Socket.last.receive({ type: "error", error: "question-closed", message: "closed" });
   Socket.last.receive({ type: "lesson-of-the-future" }); // unknown: nobody's
   for (let i = 0; got.length < 8 && i < 200; i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  assert.deepEqual(got, [["onSnapshot", "snapshot"], ["onLesson", "lesson"], ["onStep", "step"], ["onQuestion", "question"],
-    ["onTally", "tally"], ["onAnswerAck", "answer-ack"], ["onReveal", "reveal"], ["onError", "question-closed"]]);
+  assert.deepEqual(got, [["onSnapshot", "snapshot"], ["onLesson", "lesson"], ["onStep", "step"],
+    ["onQuestion", "question"], ["onTally", "tally"], ["onAnswerAck", "answer-ack"], ["onReveal", "reveal"],
+    ["onError", "question-closed"]]);
 });

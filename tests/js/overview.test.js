@@ -29,7 +29,8 @@ test("a cell's corner mark is its strongest scheduling taint", () => {
 test("a cell's label says in words what its colour and marks show", () => {
   const down = node("node-7", { ready: "Unknown", taints: [unreachable("NoSchedule"), unreachable("NoExecute")] });
   assert.equal(cellLabel(t, "node-7", down, "Lease renewed 52 s ago (grace 50 s)"),
-    "node-7 · NotReady · Ready=Unknown · taints node.kubernetes.io/unreachable:NoSchedule, node.kubernetes.io/unreachable:NoExecute"
+    "node-7 · NotReady · Ready=Unknown · taints node.kubernetes.io/unreachable:NoSchedule, "
+    + "node.kubernetes.io/unreachable:NoExecute"
     + " · Lease renewed 52 s ago (grace 50 s)");
   assert.equal(cellLabel(t, "node-8", node("node-8"), "L"), "node-8 · Ready · no taints · L");
 });
@@ -44,7 +45,8 @@ test("Lease ages against the grace period: levels, whole seconds and a coarse ga
 });
 
 test("naturalSort orders names as naturalCompare does, node-2 before node-10", () => {
-  const names = ["node-10", "node-2", "zone-b", "node-01", "node-1", "node-1a", "Node-3", "node-", "node-9007199254740993", "node-9007199254740992", "a10b2", "a10b10", ""];
+  const names = ["node-10", "node-2", "zone-b", "node-01", "node-1", "node-1a", "Node-3", "node-",
+    "node-9007199254740993", "node-9007199254740992", "a10b2", "a10b10", ""];
   const expected = [...names].sort(naturalCompare);
   assert.deepEqual(naturalSort([...names]), expected);
   const many = Array.from({ length: 500 }, (_, i) => `node-${(i * 7919) % 500}`);

@@ -22,7 +22,8 @@ test("renewals and kubelet requests are counted per zone, the focused node's lef
 
 test("failed kubelet requests condensed into `failed` count per zone, the focused node's left out", () => {
   const traffic = new ZoneTraffic();
-  traffic.add({ clock: { t: 70 }, failed: { "node-4": 2, "node-5": 1, "node-2": 3 }, events: [] }, { zoneOf, focus: "node-2" });
+  traffic.add({ clock: { t: 70 }, failed: { "node-4": 2, "node-5": 1, "node-2": 3 }, events: [] },
+    { zoneOf, focus: "node-2" });
   traffic.add({ clock: { t: 73 }, failed: { "node-4": 1 }, events: [] }, { zoneOf, focus: "node-2" });
   assert.deepEqual(traffic.summary(74, kubelets), [
     { zone: "zone-a", kubelets: 2, leasePuts: 0, statusWrites: 0, failed: 0 },

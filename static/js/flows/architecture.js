@@ -91,7 +91,10 @@ export class ArchitectureDiagram {
       const top = group ? y + 6 : y + (h - block) / 2;
       g.append(multilineText(lines, { x: x + w / 2, y: top + (lines.length * 13) / 2, cls: "box-title" }));
       if (hasValue) {
-        const value = svgEl("text", { x: x + w / 2, y: top + lines.length * 13 + 6, "text-anchor": "middle", "dominant-baseline": "central", class: "box-value" });
+        const value = svgEl("text", {
+          x: x + w / 2, y: top + lines.length * 13 + 6, "text-anchor": "middle", "dominant-baseline": "central",
+          class: "box-value",
+        });
         g.append(value);
         this.values.set(id, value);
       }
@@ -106,7 +109,10 @@ export class ArchitectureDiagram {
       path.dataset.edge = id;
       svg.append(path);
       this.edges.set(id, path);
-      if (label) labels.push(multilineText(wrapText(t(label), id === "lease" || id === "status" ? 24 : 10), { x: lx, y: ly, lineHeight: 11, cls: "edge-label" }));
+      if (label) {
+        labels.push(multilineText(wrapText(t(label), id === "lease" || id === "status" ? 24 : 10),
+          { x: lx, y: ly, lineHeight: 11, cls: "edge-label" }));
+      }
     }
     svg.append(...labels);
     root.replaceChildren(svg);

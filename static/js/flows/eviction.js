@@ -14,7 +14,8 @@ const el = (tag, cls, text) => {
 
 const tolString = (tol) => {
   const parts = [tol.key || "*", tol.operator === "Exists" ? "Exists" : `=${tol.value ?? ""}`, tol.effect || "*"];
-  const seconds = tol.tolerationSeconds !== undefined && tol.tolerationSeconds !== null ? ` ${tol.tolerationSeconds}s` : "";
+  const seconds = tol.tolerationSeconds !== undefined && tol.tolerationSeconds !== null
+    ? ` ${tol.tolerationSeconds}s` : "";
   return `${parts.join(" ")}${seconds}`;
 };
 
@@ -33,7 +34,8 @@ export class EvictionFlow {
     }
     const taints = taintsOf(node);
     const decision = evictionDecision(pod, taints);
-    const signature = JSON.stringify([pod.metadata?.resourceVersion, nameOf(pod), taints, decision.kind, isTerminating(pod), eviction?.fireAt]);
+    const signature = JSON.stringify([pod.metadata?.resourceVersion, nameOf(pod), taints, decision.kind,
+      isTerminating(pod), eviction?.fireAt]);
     if (signature !== this.signature) {
       this.signature = signature;
       this.#build(pod, node, taints, decision, eviction);
@@ -67,7 +69,9 @@ export class EvictionFlow {
     const s1 = el("div", `ev-step ${noExecute.length ? "lit" : "lit-none"}`);
     s1.append(el("div", "ev-q", t("eviction.q-taints")));
     const chips = el("div", "chips");
-    for (const taint of noExecute) chips.append(Object.assign(el("span", "chip taint effect-NoExecute", taintString(taint)), { translate: false }));
+    for (const taint of noExecute) {
+      chips.append(Object.assign(el("span", "chip taint effect-NoExecute", taintString(taint)), { translate: false }));
+    }
     if (!noExecute.length) chips.append(el("span", "ev-none", t("eviction.no-taints")));
     s1.append(chips);
     steps.push(s1);

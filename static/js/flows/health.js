@@ -42,7 +42,8 @@ const EDGES = [
 ];
 
 // Branches of tryUpdateNodeHealth that refresh probeTimestamp (simulation `last_pass` ids).
-const PROBE_MOVED = new Set(["lease-renewed", "status-posted", "status-posted+lease", "first-seen", "ready-appeared", "ready-vanished"]);
+const PROBE_MOVED = new Set(["lease-renewed", "status-posted", "status-posted+lease", "first-seen", "ready-appeared",
+  "ready-vanished"]);
 
 /**
  * The flowchart elements one monitor pass lit up for a node. `pass`: {t, record, decisions}
@@ -65,7 +66,9 @@ export function healthPath(pass) {
   else if (observed === "False") ["observed-false", "enq-nr"].forEach((x) => lit.add(x));
   else ["observed-unknown", "enq-ur"].forEach((x) => lit.add(x));
   if (rules.has("nlc.mark-pods-not-ready")) ["untaint-mark", "mark-pods"].forEach((x) => lit.add(x));
-  if (rules.has("nlc.enqueue-taint")) ["zones", observed === "False" ? "to-zones" : "to-zones-ur"].forEach((x) => lit.add(x));
+  if (rules.has("nlc.enqueue-taint")) {
+    ["zones", observed === "False" ? "to-zones" : "to-zones-ur"].forEach((x) => lit.add(x));
+  }
   return lit;
 }
 
@@ -88,7 +91,10 @@ export class HealthFlowchart {
       const left = n.x - n.w / 2;
       const top = n.y - n.h / 2;
       g.append(n.shape === "question"
-        ? svgEl("path", { d: `M${left + 14},${top} H${left + n.w - 14} L${left + n.w},${n.y} L${left + n.w - 14},${top + n.h} H${left + 14} L${left},${n.y} Z` })
+        ? svgEl("path", {
+          d: `M${left + 14},${top} H${left + n.w - 14} L${left + n.w},${n.y} ` +
+            `L${left + n.w - 14},${top + n.h} H${left + 14} L${left},${n.y} Z`,
+        })
         : svgEl("rect", { x: left, y: top, width: n.w, height: n.h, rx: 6 }));
       // 7 px a character: room for the bold of a lit box.
       const room = n.w - (n.shape === "question" ? 36 : 12);

@@ -42,7 +42,9 @@ export function wrapText(text, max) {
 
 /** A <text> of several lines centred on (x, y): one <tspan> per line. */
 export function multilineText(lines, { x, y, lineHeight = 13, cls, anchor = "middle" }) {
-  const text = svgEl("text", { x, y: y - ((lines.length - 1) * lineHeight) / 2, class: cls, "text-anchor": anchor, "dominant-baseline": "central" });
+  const text = svgEl("text", {
+    x, y: y - ((lines.length - 1) * lineHeight) / 2, class: cls, "text-anchor": anchor, "dominant-baseline": "central",
+  });
   lines.forEach((line, i) => {
     text.append(svgEl("tspan", { x, dy: i ? lineHeight : 0 }, line));
   });

@@ -29,11 +29,13 @@ export function podStatusReason(pod) {
     if (state.waiting?.reason) reason = state.waiting.reason;
     else if (state.terminated?.reason) reason = state.terminated.reason;
     else if (state.terminated) {
-      reason = state.terminated.signal ? `Signal:${state.terminated.signal}` : `ExitCode:${state.terminated.exitCode ?? 0}`;
+      reason = state.terminated.signal ? `Signal:${state.terminated.signal}`
+        : `ExitCode:${state.terminated.exitCode ?? 0}`;
     } else if (statuses[i].ready && state.running) hasRunning = true;
   }
   if (reason === "Completed" && hasRunning) {
-    reason = (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True") ? "Running" : "NotReady";
+    reason = (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True")
+      ? "Running" : "NotReady";
   }
   if (pod.metadata?.deletionTimestamp && pod.status?.reason === "NodeLost") return "Unknown";
   if (pod.metadata?.deletionTimestamp && !isTerminal(pod)) return "Terminating";
@@ -43,7 +45,8 @@ export function podStatusReason(pod) {
 /** READY column: containers that are ready and running, over the spec's containers. */
 export function podReadyColumn(pod) {
   const total = pod.spec?.containers?.length ?? 0;
-  const ready = (pod.status?.containerStatuses ?? []).filter((c) => c.ready && c.state?.running && !c.state?.terminated && !c.state?.waiting).length;
+  const ready = (pod.status?.containerStatuses ?? [])
+    .filter((c) => c.ready && c.state?.running && !c.state?.terminated && !c.state?.waiting).length;
   return `${ready}/${total}`;
 }
 
@@ -67,7 +70,8 @@ export function getPodsWide(pods, nowMs, namespace = "default") {
     const gates = pod.spec?.readinessGates ?? [];
     let gatesText = "<none>";
     if (gates.length) {
-      const ok = gates.filter((g) => (pod.status?.conditions ?? []).some((c) => c.type === g.conditionType && c.status === "True")).length;
+      const ok = gates.filter((g) => (pod.status?.conditions ?? [])
+        .some((c) => c.type === g.conditionType && c.status === "True")).length;
       gatesText = `${ok}/${gates.length}`;
     }
     rows.push([nameOf(pod), podReadyColumn(pod), podStatusReason(pod), restarts(pod, nowMs),
@@ -172,7 +176,8 @@ function formatLike(totalMilli, sample) {
 const pct = (part, whole) => (whole ? Math.trunc((part / whole) * 100) : 0);
 
 function describeNodeResource(w, node, pods, nowMs) {
-  const allocatable = Object.keys(node.status?.allocatable ?? {}).length ? node.status.allocatable : node.status?.capacity ?? {};
+  const allocatable = Object.keys(node.status?.allocatable ?? {}).length ? node.status.allocatable
+    : node.status?.capacity ?? {};
   const cpuAlloc = milli(allocatable.cpu);
   const memAlloc = milli(allocatable.memory);
   w.write(`Non-terminated Pods:\t(${pods.length} in total)\n`);
@@ -184,7 +189,8 @@ function describeNodeResource(w, node, pods, nowMs) {
     const mr = sumQuantity([pod], "requests", "memory");
     const ml = sumQuantity([pod], "limits", "memory");
     w.write(`  ${pod.metadata?.namespace ?? "default"}\t${nameOf(pod)}\t\t${cr.text} (${pct(cr.milli, cpuAlloc)}%)\t` +
-      `${cl.text} (${pct(cl.milli, cpuAlloc)}%)\t${mr.text} (${pct(mr.milli, memAlloc)}%)\t${ml.text} (${pct(ml.milli, memAlloc)}%)\t` +
+      `${cl.text} (${pct(cl.milli, cpuAlloc)}%)\t${mr.text} (${pct(mr.milli, memAlloc)}%)\t` +
+      `${ml.text} (${pct(ml.milli, memAlloc)}%)\t` +
       `${age(pod.metadata?.creationTimestamp, nowMs)}\n`);
   }
   const cr = sumQuantity(pods, "requests", "cpu");

@@ -14,7 +14,10 @@ export const LANES = [
   { id: "taint-eviction-controller", components: ["taint-eviction-controller"] },
   { id: "kube-scheduler", components: ["kube-scheduler"] },
   { id: "endpointslice-controller", components: ["endpointslice-controller"] },
-  { id: "workload-controllers", components: ["replicaset-controller", "daemonset-controller", "pod-garbage-collector", "garbage-collector"] },
+  {
+    id: "workload-controllers",
+    components: ["replicaset-controller", "daemonset-controller", "pod-garbage-collector", "garbage-collector"],
+  },
 ];
 
 const KUBELET_COMPONENTS = new Set(["kubelet-lease", "kubelet-status", "kubelet"]);
@@ -26,7 +29,9 @@ export function laneOf(component, node, focus) {
   return LANE_OF_COMPONENT.get(component) ?? "workload-controllers";
 }
 
-const HTTP_VERB = { create: "POST", update: "PUT", patch: "PATCH", delete: "DELETE", get: "GET", list: "LIST", watch: "WATCH" };
+const HTTP_VERB = {
+  create: "POST", update: "PUT", patch: "PATCH", delete: "DELETE", get: "GET", list: "LIST", watch: "WATCH",
+};
 
 /** "PUT leases/node-2", "PATCH nodes/node-2/status": what the request line of the arrow says. */
 export function requestLabel(event) {
@@ -60,17 +65,22 @@ export function rowFor(event, focus, aggregate = false) {
       const targets = [...new Set((event.to ?? []).map((c) => laneOf(c, event.node, focus)))]
         .filter((l) => l !== APISERVER && !(aggregate && l === "other-kubelets"));
       if (!targets.length) return null;
-      return { ...base, kind: "watch", from: APISERVER, targets, label: `${event.resource}/${event.name}`, node: event.node };
+      return {
+        ...base, kind: "watch", from: APISERVER, targets, label: `${event.resource}/${event.name}`, node: event.node,
+      };
     }
     case "decision": {
       const lane = laneOf(event.component, event.node, focus);
       if (event.node && event.node !== focus) return null;
       // The pass summary says what the pass concluded about the focused node.
       const record = event.rule === "nlc.monitor-pass" ? passRecord(event.nodes, focus) : null;
-      return { ...base, kind: "decision", lane, label: event.rule ?? "", outcome: event.outcome, node: event.node, record };
+      return {
+        ...base, kind: "decision", lane, label: event.rule ?? "", outcome: event.outcome, node: event.node, record,
+      };
     }
     case "fault":
-      return { ...base, kind: "note", label: [event.action, event.node ?? event.zone ?? event.resource ?? ""].filter(Boolean).join(" ") };
+      return { ...base, kind: "note",
+        label: [event.action, event.node ?? event.zone ?? event.resource ?? ""].filter(Boolean).join(" ") };
     default:
       return null;
   }

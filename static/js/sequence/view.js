@@ -51,7 +51,8 @@ export class SequenceView {
     this.root = root;
     this.head = root.querySelector(".seq-head");
     this.scroller = root.querySelector(".seq-scroll");
-    this.lifelineSvg = d3.select(this.scroller).append("svg").attr("class", "seq-lifelines").attr("aria-hidden", "true");
+    this.lifelineSvg = d3.select(this.scroller).append("svg").attr("class", "seq-lifelines")
+      .attr("aria-hidden", "true");
     this.blocksLayer = d3.select(this.scroller).append("div").attr("class", "seq-blocks").attr("role", "group")
       .attr("aria-labelledby", "seq-title").node();
     this.liveButton = root.querySelector(".seq-live");
@@ -123,7 +124,8 @@ export class SequenceView {
     this.lifelineSvg.attr("width", width);
     this.lifelineSvg.selectAll("line").data(this.lanes).join("line")
       .attr("class", (d) => `lifeline lane-${d.id}`)
-      .attr("x1", (d) => this.x.get(d.id)).attr("x2", (d) => this.x.get(d.id)).attr("y1", 0).attr("y2", this.svgHeight ?? 0);
+      .attr("x1", (d) => this.x.get(d.id)).attr("x2", (d) => this.x.get(d.id))
+      .attr("y1", 0).attr("y2", this.svgHeight ?? 0);
     this.#clear(); // positions depend on the width: redraw the window once
     this.height = -1; // and the height on the panel's
     this.dirty = true;
@@ -195,7 +197,8 @@ export class SequenceView {
       if (div.dataset.silent !== silent) div.dataset.silent = silent;
       setText(div, this.t("seq.zone-traffic", {
         zone: z.zone || this.t("cluster.no-zone"), kubelets: z.kubelets.toLocaleString("en"),
-        leases: z.leasePuts.toLocaleString("en"), status: z.statusWrites.toLocaleString("en"), failed: z.failed.toLocaleString("en"),
+        leases: z.leasePuts.toLocaleString("en"), status: z.statusWrites.toLocaleString("en"),
+        failed: z.failed.toLocaleString("en"),
       }));
     });
   }
@@ -382,8 +385,10 @@ export class SequenceView {
     g.append("rect").attr("class", "hit").attr("x", 0).attr("y", top).attr("width", this.width).attr("height", ROW_H);
     item.gutter = g.append("text").attr("class", "gutter").attr("x", 4).attr("y", y).text(formatOffset(row.t));
     if (row.kind === "note") {
-      g.append("rect").attr("class", "note-box").attr("x", GUTTER + 4).attr("y", top + 2).attr("width", this.width - GUTTER - 8).attr("height", ROW_H - 4).attr("rx", 4);
-      g.append("text").attr("class", "note-text").attr("x", (GUTTER + this.width) / 2).attr("y", y).attr("text-anchor", "middle").text(`⚡ ${row.label}`);
+      g.append("rect").attr("class", "note-box").attr("x", GUTTER + 4).attr("y", top + 2)
+        .attr("width", this.width - GUTTER - 8).attr("height", ROW_H - 4).attr("rx", 4);
+      g.append("text").attr("class", "note-text").attr("x", (GUTTER + this.width) / 2).attr("y", y)
+        .attr("text-anchor", "middle").text(`⚡ ${row.label}`);
     } else if (row.kind === "decision") {
       const x = this.x.get(row.lane);
       g.append("path").attr("class", "decision-mark").attr("d", `M${x},${y - 9} l7,6 l-7,6 l-7,-6 z`);
@@ -408,17 +413,20 @@ export class SequenceView {
       const hi = Math.max(x1, ...xs);
       g.append("line").attr("class", "arrow watch").attr("x1", lo).attr("x2", hi).attr("y1", y - 4).attr("y2", y - 4);
       for (const x of xs) g.append("path").attr("class", "head watch").attr("d", arrowHead(x, y - 4, x > x1 ? 1 : -1));
-      g.append("text").attr("class", "label watch").attr("x", (x1 + Math.max(...xs)) / 2).attr("y", y - 7).attr("text-anchor", "middle").text(`watch ${row.label}`);
+      g.append("text").attr("class", "label watch").attr("x", (x1 + Math.max(...xs)) / 2).attr("y", y - 7)
+        .attr("text-anchor", "middle").text(`watch ${row.label}`);
     } else {
       const x1 = this.x.get(row.from);
       const x2 = this.x.get(row.to);
       const dir = x2 >= x1 ? 1 : -1;
       const end = row.kind === "lost" ? x1 + (x2 - x1) * 0.55 : x2 - dir * 2;
-      item.line = g.append("line").attr("class", `arrow ${row.kind}`).attr("x1", x1).attr("x2", end).attr("y1", y - 4).attr("y2", y - 4);
+      item.line = g.append("line").attr("class", `arrow ${row.kind}`).attr("x1", x1).attr("x2", end)
+        .attr("y1", y - 4).attr("y2", y - 4);
       item.x1 = x1;
       item.x2 = end;
       if (row.kind === "lost") {
-        item.head = g.append("text").attr("class", "lost-x").attr("x", end).attr("y", y).attr("text-anchor", "middle").text("✕");
+        item.head = g.append("text").attr("class", "lost-x").attr("x", end).attr("y", y)
+          .attr("text-anchor", "middle").text("✕");
       } else {
         item.head = g.append("path").attr("class", "head").attr("d", arrowHead(x2, y - 4, dir));
       }

@@ -54,7 +54,8 @@ export class ZoneTraffic {
    * (now - WINDOW, now]. `kubelets`: Map(zone -> number of nodes not focused).
    */
   summary(now, kubelets) {
-    const totals = new Map([...kubelets.keys()].sort().map((zone) => [zone, { zone, kubelets: kubelets.get(zone), leasePuts: 0, statusWrites: 0, failed: 0 }]));
+    const totals = new Map([...kubelets.keys()].sort()
+      .map((zone) => [zone, { zone, kubelets: kubelets.get(zone), leasePuts: 0, statusWrites: 0, failed: 0 }]));
     for (const [second, zones] of this.seconds) {
       if (second <= now - WINDOW || second > now) continue;
       for (const [zone, counts] of zones) {
