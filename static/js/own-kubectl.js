@@ -31,6 +31,23 @@ function show() {
     control.textContent = lines.control;
     control.closest("details").hidden = false;
   }
+  for (const button of box.querySelectorAll("button[data-copy]")) {
+    button.addEventListener("click", () => copyLine(button, box.querySelector(`[data-line=${button.dataset.copy}]`)));
+  }
+}
+
+/** The line to the clipboard (selected, for a browser that refuses), and a tick on its button. */
+async function copyLine(button, line) {
+  const range = document.createRange();
+  range.selectNodeContents(line);
+  getSelection().removeAllRanges();
+  getSelection().addRange(range);
+  try {
+    await navigator.clipboard.writeText(line.textContent);
+  } catch {
+    document.execCommand("copy");
+  }
+  button.dataset.copied = "true";
 }
 
 /**

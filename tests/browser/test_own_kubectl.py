@@ -1,5 +1,5 @@
-"""The "your own kubectl" box of the run page: the line it shows works with the real kubectl, and
-opening its tab gets the run's objects ready on the server before the learner's first command
+"""The "your own kubectl" box of the run page: the line it shows (and copies) works with the real
+kubectl, and opening its tab gets the run's objects ready on the server before the learner's first command
 (static/js/own-kubectl.js, docs/kubectl.md)."""
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ import pytest
 from playwright.sync_api import expect
 
 from .conftest import create_run
-from .test_classroom import open_page, wait_for_cluster
+from .test_classroom import open_page, shot, wait_for_cluster
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
 KUBECTL = "/usr/bin/kubectl"
 
 
-def test_the_kubectl_tab_readies_the_objects_and_its_line_works(browser, stack, offsite, tmp_path):
+def test_the_kubectl_tab_readies_the_objects_and_its_line_works(browser, stack, offsite, artifacts, tmp_path):
     run = create_run(stack, speed=10)
     page = open_page(browser, run["viewer_url"], offsite)
     wait_for_cluster(page)
@@ -33,6 +33,11 @@ def test_the_kubectl_tab_readies_the_objects_and_its_line_works(browser, stack, 
 
     line = page.locator("#own-kubectl [data-line=watch]")
     expect(line).to_contain_text(f"/k8s/runs/{run['id']} get nodes -w")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.locator("#own-kubectl button[data-copy=watch]").click()
+    expect(page.locator("#own-kubectl button[data-copy=watch]")).to_have_attribute("data-copied", "true")
+    assert page.evaluate("navigator.clipboard.readText()") == line.inner_text()
+    shot(page, artifacts, "kubectl-tab")
     words = shlex.split(line.inner_text())
     assert words[0] == "kubectl" and words[-1] == "-w"
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "none")}
