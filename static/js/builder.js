@@ -7,6 +7,7 @@ import {
   clock, clusterNodes, controlValue, faultTarget, faultTargetFields, renderForm, seconds, tolerationKeyList,
 } from "./builder-form.js";
 import { YamlSource, pathParts } from "./builder-yaml.js";
+import { copyText } from "./clipboard.js";
 import { makeTranslator, readJson } from "./i18n.js";
 
 const config = readJson("page-config");
@@ -442,13 +443,7 @@ async function save(button) {
 }
 
 async function copyLink(button) {
-  const link = document.getElementById("saved-link");
-  link.select();
-  try {
-    await navigator.clipboard.writeText(link.value);
-  } catch {
-    document.execCommand("copy");
-  }
+  await copyText(document.getElementById("saved-link"));
   const label = button.textContent;
   button.textContent = t("builder.copied");
   setTimeout(() => (button.textContent = label), 1500);

@@ -2,6 +2,7 @@
 // API, then go to its page with the control token in the URL fragment (never in a query string,
 // so it is in no server log).
 import { controlLink, createRun, savedScenarios, viewerLink } from "./api.js";
+import { copyText } from "./clipboard.js";
 import { makeTranslator, readJson } from "./i18n.js";
 
 const config = readJson("page-config") ?? { strings: {} };
@@ -56,14 +57,8 @@ for (const button of document.querySelectorAll("[data-start]")) {
   button.addEventListener("click", () => start(sourceOf(button.dataset), button.dataset.start, button));
 }
 
-document.getElementById("copy-viewer-link")?.addEventListener("click", async () => {
-  const input = document.getElementById("viewer-link");
-  input.select();
-  try {
-    await navigator.clipboard.writeText(input.value);
-  } catch {
-    document.execCommand("copy");
-  }
+document.getElementById("copy-viewer-link")?.addEventListener("click", () => {
+  copyText(document.getElementById("viewer-link"));
 });
 
 /** Home: the scenarios this browser saved, as their links (`/s/<id>`, which never change meaning). */

@@ -1,6 +1,8 @@
 // "Your own kubectl": the line to paste for this run's Kubernetes API (docs/kubectl.md). The viewer line watches
 // the nodes; on a trainer's page a closed section holds the line that writes with the control token.
 
+import { copyText } from "./clipboard.js";
+
 /** The server URL of the run's API; `token` goes into it over plain HTTP, where kubectl sends no --token. */
 export function kubectlLines(origin, runId, token) {
   const server = `${origin}/k8s/runs/${runId}`;
@@ -36,17 +38,9 @@ function show() {
   }
 }
 
-/** The line to the clipboard (selected, for a browser that refuses), and a tick on its button. */
+/** The line to the clipboard, and a tick on its button. */
 async function copyLine(button, line) {
-  const range = document.createRange();
-  range.selectNodeContents(line);
-  getSelection().removeAllRanges();
-  getSelection().addRange(range);
-  try {
-    await navigator.clipboard.writeText(line.textContent);
-  } catch {
-    document.execCommand("copy");
-  }
+  await copyText(line);
   button.dataset.copied = "true";
 }
 

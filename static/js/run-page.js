@@ -1,5 +1,6 @@
 // Composition root of the run page: one websocket feeds one object store; every panel reads
 // from it. Control mode exists only when the URL fragment carried a control token.
+import { copyText } from "./clipboard.js";
 import { RunConnection } from "./connection.js";
 import { ControllerState } from "./controllers.js";
 import { ClusterView } from "./cluster-view.js";
@@ -176,12 +177,7 @@ class RunPage {
       const share = $("#share-viewer");
       share.value = viewerLink(this.config.run);
       $("#copy-viewer").addEventListener("click", async () => {
-        share.select();
-        try {
-          await navigator.clipboard.writeText(share.value);
-        } catch {
-          document.execCommand("copy");
-        }
+        await copyText(share);
         this.toast(t("share.copied"));
       });
     } else {

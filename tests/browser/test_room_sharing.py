@@ -20,6 +20,10 @@ def test_qr_code_and_recipe_link_from_the_control_page(browser, stack, artifacts
     wait_for_cluster(trainer)
 
     trainer.locator(".share summary").click()  # the class's link and the session's are in the Share menu
+    trainer.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    trainer.locator("#copy-viewer").click()  # the link for a chat, copied
+    expect(trainer.locator(".toast-item").last).to_be_visible()  # said once it is on the clipboard
+    assert trainer.evaluate("navigator.clipboard.readText()") == run["viewer_url"]
     trainer.locator("#show-qr").click()
     dialog = trainer.locator("#qr-dialog")
     expect(dialog).to_be_visible()
