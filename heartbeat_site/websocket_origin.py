@@ -29,7 +29,11 @@ class BrowserOriginValidator(OriginValidator):
 
     async def __call__(self, scope, receive, send):
         origin = _origin(scope)
-        if self.valid_origin(urlparse(origin) if origin is not None else None):
+        try:
+            parsed = urlparse(origin) if origin is not None else None
+        except ValueError:  # not a URL at all (``http://[::1``): no allowed host's
+            return await refuse(origin, receive, send)
+        if self.valid_origin(parsed):
             return await self.application(scope, receive, send)
         return await refuse(origin, receive, send)
 
