@@ -593,8 +593,9 @@ def toleration_to_k8s(t: Toleration) -> dict[str, Any]:
 
 
 def pod_to_k8s(pod: Pod, clock: WallClock) -> dict[str, Any]:
+    image = f"registry.example/{pod.owner_name or 'app'}:1.0"
     spec: dict[str, Any] = {
-        "containers": [{"name": pod.owner_name or "app", "image": f"registry.example/{pod.owner_name or 'app'}:1.0"}],
+        "containers": [{"name": pod.owner_name or "app", "image": image}],
         "terminationGracePeriodSeconds": pod.termination_grace_period_seconds,
     }
     if pod.node_name:
@@ -645,7 +646,6 @@ def pod_to_k8s(pod: Pod, clock: WallClock) -> dict[str, Any]:
             state = {"terminated": {"exitCode": 137, "reason": pod.container_reason or "Error"}}
         else:
             state = {"waiting": {"reason": pod.container_reason or "ContainerCreating"}}
-        image = f"registry.example/{pod.owner_name or 'app'}:1.0"
         status["containerStatuses"] = [
             {
                 "name": pod.owner_name or "app",
