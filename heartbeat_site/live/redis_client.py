@@ -7,6 +7,11 @@ import threading
 import redis
 from django.conf import settings
 
+# A read this long means Redis hangs. It must outlast the longest blocking wait of this code (a driver's
+# objects, 15 s: heartbeat_site/k8sapi/cluster.py): redis-py's own default, 5 s, cuts every longer BLPOP
+# short with a TimeoutError.
+SOCKET_TIMEOUT = 60.0
+
 _lock = threading.Lock()
 _clients: dict[str, redis.Redis] = {}
 
@@ -19,7 +24,8 @@ def get_redis() -> redis.Redis:
             client = _clients.get(url)
             if client is None:
                 client = redis.Redis.from_url(
-                    url, decode_responses=True, health_check_interval=30, socket_connect_timeout=2
+                    url, decode_responses=True, health_check_interval=30, socket_connect_timeout=2,
+                    socket_timeout=SOCKET_TIMEOUT,
                 )
                 _clients[url] = client
     return client

@@ -1,6 +1,7 @@
 """Redis run state against a real Redis: lease fencing and the bounded event log."""
 
 import json
+import threading
 import time
 import uuid
 
@@ -70,6 +71,18 @@ def test_command_inbox_and_ack(run_id):
     runstore.send_ack(run_id, 2, {"status": "applied", "at": 12.5})
     assert runstore.wait_ack(run_id, 2, 1) == {"status": "applied", "at": 12.5}
     assert runstore.wait_ack(run_id, 2, 0.05) is None
+
+
+def test_an_answer_later_than_redis_pys_read_timeout_is_heard(run_id):
+    """A busy driver answers a large run's objects ask after seconds (redis-py cuts reads at 5 s unless
+    told otherwise: the ask failed with a 503 before)."""
+    reply = f"{runstore.asks_key(run_id)}:objects:{uuid.uuid4().hex}"
+    answering = threading.Timer(5.5, lambda: get_redis().rpush(reply, '{"type": "objects"}'))
+    answering.start()
+    try:
+        assert runstore.wait_answer(reply, 15) == '{"type": "objects"}'
+    finally:
+        answering.cancel()
 
 
 def test_viewers_counted_and_removed(run_id):
