@@ -40,6 +40,7 @@ from datetime import UTC, datetime, timedelta
 import orjson
 
 from heartbeat_site.k8sapi.status import K8sError
+from heartbeat_site.k8sapi.tables import RowCache
 from heartbeat_site.k8sapi.workloads import WORKLOAD_RESOURCES, Workloads
 from heartbeat_site.live import detail, runstore
 from heartbeat_site.live.models import Run
@@ -131,6 +132,7 @@ class RunObjects:
     follower: threading.Thread | None = None  # the thread keeping a node-level run's objects current
     _sorted: dict[str, list[Key]] = field(default_factory=dict)  # sorted keys per resource, while unchanged
     _listings: OrderedDict[tuple[str, int], Listing] = field(default_factory=OrderedDict)  # paged lists, LRU
+    _rows: dict[tuple[str, ...], RowCache] = field(default_factory=dict)  # Table rows (``row_cache``)
 
     @property
     def now(self) -> datetime:
@@ -150,6 +152,17 @@ class RunObjects:
         if keys is None:
             keys = self._sorted[resource] = sorted(self.objects[resource])
         return keys
+
+    def row_cache(self, store: str, *printing: str) -> RowCache:
+        """The Table rows printed from the objects of ``store`` one way (``printing``: the resource's group
+        and name, ``includeObject``), for ``tables.table``; those of deleted objects are dropped once they
+        are many."""
+        cache = self._rows.setdefault((store, *printing), {})
+        live = self.objects[store]
+        if len(cache) > len(live) + 1000:
+            for key in [key for key in cache if key not in live]:
+                del cache[key]
+        return cache
 
     # -- paged lists -----------------------------------------------------------------------------
 
@@ -205,6 +218,7 @@ class RunObjects:
         self.t = float(t)
         self.rv = max((_rv(obj) for r in SIM_RESOURCES for obj in self.objects[r].values()), default=0)
         self._sorted.clear()
+        self._rows.clear()
         self.workloads.reset(self.objects["pods"].values())
         for resource, found in self.workloads.objects(self.t, self.rv).items():
             self.objects[resource] = found
