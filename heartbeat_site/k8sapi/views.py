@@ -7,6 +7,7 @@ and the same under ``/apis/<group>/<version>``. ``?watch=1`` turns a list into a
 
 from __future__ import annotations
 
+import gzip
 import logging
 from dataclasses import dataclass
 
@@ -131,14 +132,37 @@ def _resource_sync(request: HttpRequest, run_id: str, target: Target) -> HttpRes
     selection = reads.Selection.of(request, target.resource, target.namespace)  # a bad selector: 400 before a load
     objs = kept_objects(run) if reads.is_continue(request) and not target.name else objects_of(run)
     if target.name:
-        return _json(reads.get_body(request, objs, target.resource, target.namespace, target.name))
+        return _json(request, reads.get_body(request, objs, target.resource, target.namespace, target.name))
     # Under the objects' lock: the follower thread (cluster._follow) would otherwise apply the log
     # into a list of 50,000 pods as it is read, mixing states under one resourceVersion.
     with collector_paused(), objs.lock:
         body = reads.list_body(request, objs, selection)
-    return _json(body)
+    return _json(request, body)
 
 
-def _json(body: dict) -> HttpResponse:
-    """orjson: a list of 45,000 pods is ~100 MB of JSON, which the json module writes 5 times slower."""
-    return HttpResponse(orjson.dumps(body), content_type="application/json")
+# As the real API server compresses (``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/
+# writers.go``): an answer over 128 KiB to a client that accepts gzip (kubectl does, unless
+# ``--disable-compression``), at level 1, the fastest, which compresses JSON almost as well.
+GZIP_THRESHOLD_BYTES = 128 * 1024
+GZIP_LEVEL = 1
+
+
+def _json(request: HttpRequest, body: dict) -> HttpResponse:
+    """orjson: a list of 45,000 pods is ~100 MB of JSON, which the json module writes 5 times slower.
+    gzip: a Table of 50,000 pods is 29 MB, 2.6 MB compressed, seconds less over a classroom's network."""
+    data = orjson.dumps(body)
+    if len(data) <= GZIP_THRESHOLD_BYTES or not _accepts_gzip(request):
+        return HttpResponse(data, content_type="application/json")
+    response = HttpResponse(gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0), content_type="application/json")
+    response["Content-Encoding"] = "gzip"
+    response["Vary"] = "Accept-Encoding"
+    return response
+
+
+def _accepts_gzip(request: HttpRequest) -> bool:
+    """Whether ``Accept-Encoding`` names gzip, with no ``q=0``."""
+    for coding in request.headers.get("Accept-Encoding", "").split(","):
+        name, _, params = coding.partition(";")
+        if name.strip().lower() == "gzip":
+            return params.replace(" ", "").lower() not in ("q=0", "q=0.0", "q=0.00", "q=0.000")
+    return False

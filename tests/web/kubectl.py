@@ -28,18 +28,20 @@ class Kubectl:
     def env(self) -> dict[str, str]:
         return {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home), "KUBECONFIG": str(self.home / "none")}
 
-    def run(self, *args: str, token: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
-        done = subprocess.run(self.command(*args, token=token), capture_output=True, text=True, timeout=30,
+    def run(self, *args: str, token: str | None = None, check: bool = True,
+            timeout: float = 30) -> subprocess.CompletedProcess:
+        done = subprocess.run(self.command(*args, token=token), capture_output=True, text=True, timeout=timeout,
                               env=self.env())
         if check:
             assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.returncode}\n{done.stderr}"
         return done
 
-    async def arun(self, *args: str, token: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
-        return await asyncio.to_thread(self.run, *args, token=token, check=check)
+    async def arun(self, *args: str, token: str | None = None, check: bool = True,
+                   timeout: float = 30) -> subprocess.CompletedProcess:
+        return await asyncio.to_thread(self.run, *args, token=token, check=check, timeout=timeout)
 
-    async def out(self, *args: str, token: str | None = None) -> str:
-        return (await self.arun(*args, token=token)).stdout
+    async def out(self, *args: str, token: str | None = None, timeout: float = 30) -> str:
+        return (await self.arun(*args, token=token, timeout=timeout)).stdout
 
     async def start(self, *args: str) -> asyncio.subprocess.Process:
         """A long-running kubectl (``get -w``), its output read line by line."""

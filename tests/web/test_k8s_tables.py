@@ -34,17 +34,26 @@ LISTS = [  # (path under the run's API, resource, includeObject)
 ]
 
 
-def crash_run(run_factory) -> Run:  # noqa: F811 (the fixture, for its settings and clean-up)
-    scenario = load_scenario(KUBELET_CRASH.read_text())
+def run_of(document: dict | str, speed: float = 100.0) -> Run:
+    """A run of ``document`` (ask for ``run_factory`` too: its settings and clean-up; ``forget`` this one)."""
+    scenario = load_scenario(document)
     run = Run.objects.create(scenario_name=scenario.name, document=scenario.document, seed=scenario.seed,
                              version=str(scenario.version), node_count=scenario.node_count,
-                             duration=scenario.duration, speed=100.0, control_token_hash=hash_token("t"))
+                             duration=scenario.duration, speed=speed, control_token_hash=hash_token("t"))
     runstore.mark_active(run.id)
     return run
 
 
+def forget(run: Run) -> None:
+    cluster._RUNS.pop(run.id, None)
+    client = get_redis()
+    client.srem(runstore.ACTIVE_RUNS, run.id)
+    for key in client.keys(f"hb:run:{{{run.id}}}:*"):
+        client.delete(key)
+
+
 def test_repeated_tables_print_what_a_fresh_print_gives(run_factory):  # noqa: F811
-    run = crash_run(run_factory)
+    run = run_of(KUBELET_CRASH.read_text())
     thread, stop, _ = drive_in_thread(run.id)
     client = Client()
     seen: set[str] = set()
@@ -65,9 +74,5 @@ def test_repeated_tables_print_what_a_fresh_print_gives(run_factory):  # noqa: F
     finally:
         stop.set()
         thread.join(10)
-        cluster._RUNS.pop(run.id, None)
-        client_ = get_redis()
-        client_.srem(runstore.ACTIVE_RUNS, run.id)
-        for key in client_.keys(f"hb:run:{{{run.id}}}:*"):
-            client_.delete(key)
+        forget(run)
     assert {"Running", "Terminating"} <= seen  # the lists did see pods change

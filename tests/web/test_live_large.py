@@ -17,6 +17,7 @@ import pytest
 from heartbeat_site.live.frames import MAX_MESSAGE_BYTES
 
 from .conftest import small_document
+from .kubectl import Kubectl
 from .live import Viewer, ahttp, is_fault, is_taint_added, running_stack
 
 pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -117,7 +118,7 @@ async def test_object_level_snapshot_over_1_mib_comes_in_parts(stack):
 
 
 @pytest.mark.parametrize("nodes", [1000, 5000])
-async def test_large_run_at_10x_outage_never_exceeds_1_mib_nor_loses_its_driver(stack, nodes):
+async def test_large_run_at_10x_outage_never_exceeds_1_mib_nor_loses_its_driver(stack, nodes, tmp_path):
     small_status, small = await ahttp("POST", f"{stack.base}/api/runs", {"document": small_document(), "speed": 10})
     assert small_status == 201, small
     status, run = await ahttp("POST", f"{stack.base}/api/runs",
@@ -154,6 +155,14 @@ async def test_large_run_at_10x_outage_never_exceeds_1_mib_nor_loses_its_driver(
     assert max(gaps) < 2.0, f"the 3-node run went {max(gaps):.1f} s without a message"
     logs = stack.logs()
     assert "lease-lost" not in logs and "lease lost" not in logs, "a busy driver lost its run"
+
+    # a learner's own kubectl reads the whole cluster: every pod (a gzipped Table of up to 29 MB), zone-b NotReady
+    kubectl = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
+    pods = (await kubectl.out("get", "pods", "-A", "--no-headers", timeout=180)).splitlines()
+    assert len(pods) >= 10 * nodes - 10 and len({line.split()[1] for line in pods}) == len(pods)
+    listed = [line.split() for line in (await kubectl.out("get", "nodes", "--no-headers", timeout=60)).splitlines()]
+    zone_b = large_document(nodes, "")["cluster"]["zones"][1]["nodes"]
+    assert len(listed) == nodes and sum(status == "NotReady" for _, status, *_ in listed) == zone_b
     await big.close()
     await little.close()
 
