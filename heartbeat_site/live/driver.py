@@ -421,7 +421,10 @@ class RunDriver:
             self.last_activity = self.mono()
             runstore.send_ack(self.run_id, command.seq, {"status": "applied", "at": at, "clock": self._clock()})
         if controls:
-            self._send_clock()  # pause/speed/step: every screen's clock changes now
+            # pause/speed/step: every screen's clock changes now, after the events simulated up to the
+            # command (``_advance`` above), so that the clock names the last of them (its ``last_seq``)
+            self._flush()
+            self._send_clock()
         return faults
 
     def _apply_control(self, command: Command) -> None:
