@@ -3,9 +3,7 @@ spreading, on the trainer's page and on a viewer's, and the focused node keeps i
 
 from __future__ import annotations
 
-import bisect
 import itertools
-import json
 import re
 from pathlib import Path
 
@@ -35,9 +33,6 @@ ZONES_JS = """() => [...document.querySelectorAll('#cluster .ov-zone')].map((zon
 
 HARNESS = Path(__file__).with_name("overview_harness.html")
 FIVE_THOUSAND = {"zone-a": 1667, "zone-b": 1667, "zone-c": 1666}
-# What a task ran, to name it when it took too long.
-TASK_KINDS = {"FireAnimationFrame", "FunctionCall", "TimerFire", "EventDispatch", "EvaluateScript", "UpdateLayoutTree",
-              "Layout", "Paint", "Layerize", "MinorGC", "MajorGC"}
 # The nodes whose cells had an attribute written.
 OBSERVE_JS = """() => {
     window.changed = new Set();
@@ -67,30 +62,16 @@ def pause(stack, run) -> None:
     assert status == 202, body
 
 
-def main_thread_tasks(trace: bytes) -> list[tuple[float, str]]:
-    """CPU time (ms) of every task of the page's main thread in a Chrome trace, with what it ran."""
-    events = json.loads(trace)["traceEvents"]
-    main = {(e["pid"], e["tid"]) for e in events
-            if e.get("ph") == "M" and e.get("args", {}).get("name") == "CrRendererMain"}
-    on_main = sorted((e for e in events if e.get("ph") == "X" and (e["pid"], e["tid"]) in main), key=lambda e: e["ts"])
-    starts = [e["ts"] for e in on_main]
-    tasks = []
-    for task in (e for e in on_main if e["name"] == "RunTask"):
-        inside = on_main[bisect.bisect_right(starts, task["ts"]):bisect.bisect_left(starts, task["ts"] + task["dur"])]
-        tasks.append((task.get("tdur", task["dur"]) / 1000, ",".join(sorted({e["name"] for e in inside} & TASK_KINDS))))
-    return tasks
-
-
 def changed_nodes(page) -> set[str]:
     """The nodes whose cells were written since the last call."""
     return set(page.evaluate("(() => { const names = [...window.changed]; window.changed.clear(); return names; })()"))
 
 
-def test_5000_nodes_open_in_short_tasks_and_redraw_only_changed_cells(browser, stack, artifacts):
+def test_5000_nodes_open_a_few_hundred_cells_a_pass_and_redraw_only_changed_cells(browser, stack, artifacts):
     """The overview alone (overview_harness.html) on 5,000 nodes in 3 zones, Leases renewed every
-    10 s at 10x: its cells come a few hundred per frame pass; once they are in, no task of the
-    page takes over 50 ms, a steady cluster writes no cell, and a zone outage writes that zone's
-    cells and no other."""
+    10 s at 10x: its cells come a few hundred per frame pass, a steady cluster writes no cell, and a
+    zone outage writes that zone's cells and no other. (How long the page's tasks take is measured by
+    bench/large_bench.py, not here: a machine three times slower takes three times as long.)"""
     page = browser.new_page(viewport={"width": 1920, "height": 1080})
     page.route(f"{stack.base}/overview-harness",
                lambda route: route.fulfill(body=HARNESS.read_text(), content_type="text/html"))
@@ -98,7 +79,6 @@ def test_5000_nodes_open_in_short_tasks_and_redraw_only_changed_cells(browser, s
     page.goto(f"{stack.base}/overview-harness")
     page.wait_for_function("window.harness")
     page.evaluate(f"harness.prepare({FIVE_THOUSAND})")
-    browser.start_tracing(page=page, categories=["devtools.timeline", "disabled-by-default-devtools.timeline"])
     page.evaluate("harness.open()")
     cells = page.locator("#cluster .ov-cell[data-node]")
     expect(cells).to_have_count(5000, timeout=30_000)
@@ -124,21 +104,16 @@ def test_5000_nodes_open_in_short_tasks_and_redraw_only_changed_cells(browser, s
     expect(page.locator('#cluster .ov-zone[data-zone="zone-a"] .zone-count')).to_have_attribute("data-ready", "1667")
     assert changed_nodes(page) == zone_b_nodes
     expect(page.locator(f'{zone_b} .ov-cell[title*="NotReady"]')).to_have_count(1667)  # the labels follow
-    tasks = main_thread_tasks(browser.stop_tracing())
     passes = page.evaluate("harness.passes")
     shots(page, artifacts, "overview-5000-1920")
     page.set_viewport_size({"width": 1366, "height": 768})
     page.wait_for_function("document.querySelector('#cluster .ov-cell[data-node]').offsetWidth <= 7")
     shots(page, artifacts, "overview-5000-1366")
 
-    # The cells came a step at a time, and from the view's first pass on no task of the page's
-    # main thread (frame passes with their style, layout and paint, the harness's writes, the
-    # test's queries) took 50 ms of CPU time: CPU, not wall time, which on a busy machine also
-    # counts the time the thread waited for a core.
+    # The cells came a step at a time: no frame pass drew more than 500 of them.
     steps = [b["cells"] - a["cells"] for a, b in itertools.pairwise(passes)]
     assert max(steps) <= 500, steps
     assert sum(1 for p in passes if p["cells"] < 5000) >= 10, passes[:20]
-    assert max(ms for ms, _ in tasks) < 50, sorted(tasks)[-5:]
 
 
 def test_zone_outage_spreads_across_the_overview(browser, stack, artifacts, offsite):

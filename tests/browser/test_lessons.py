@@ -46,14 +46,22 @@ def open_class(browser, stack, run: dict, offsite, locale: str):
 
 
 def reveal_and_pause(trainer, question: str) -> None:
-    """The trainer reveals, then pauses at once: the reveal lets the run go on, and at 20x the
-    next step (its question replacing the card) would come within seconds of wall time."""
+    """The trainer slows the run to 1x, reveals, pauses, and sets 20x again: the reveal lets the run
+    go on, and at 20x the next step (its question replacing the card) would come within seconds of
+    wall time, sooner than a pause clicked on a busy machine."""
+    set_speed(trainer, "1")
     trainer.locator(".qc-reveal-button").click()
     expect(trainer.locator(f'.question-card[data-question="{question}"]')).to_have_attribute(
         "data-state", "revealed", timeout=15_000
     )
     trainer.locator("#btn-pause").click()
     expect(trainer.locator("body")).to_have_attribute("data-paused", "true", timeout=15_000)
+    set_speed(trainer, "20")
+
+
+def set_speed(trainer, speed: str) -> None:
+    trainer.locator("#speed").select_option(speed)
+    expect(trainer.locator("#clock-speed")).to_have_text(f"{speed}×", timeout=15_000)
 
 
 def fill_template(text: str, **params) -> str:
