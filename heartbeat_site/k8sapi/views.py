@@ -160,9 +160,17 @@ def _json(request: HttpRequest, body: dict) -> HttpResponse:
 
 
 def _accepts_gzip(request: HttpRequest) -> bool:
-    """Whether ``Accept-Encoding`` names gzip, with no ``q=0``."""
+    """Whether ``Accept-Encoding`` names gzip, and not with ``q=0`` (RFC 9110 §12.5.3)."""
     for coding in request.headers.get("Accept-Encoding", "").split(","):
-        name, _, params = coding.partition(";")
-        if name.strip().lower() == "gzip":
-            return params.replace(" ", "").lower() not in ("q=0", "q=0.0", "q=0.00", "q=0.000")
+        name, *params = coding.split(";")
+        if name.strip().lower() != "gzip":
+            continue
+        for param in params:
+            key, _, value = param.strip().partition("=")
+            if key.lower() == "q":
+                try:
+                    return float(value) > 0
+                except ValueError:
+                    return False
+        return True
     return False

@@ -30,8 +30,9 @@ def run_factory(settings):
     settings.HEARTBEAT = {**settings.HEARTBEAT, "LEASE_TTL": 1.0, "FRAME_INTERVAL": 0.05}
     created = []
 
-    def make(speed: float = 100.0, duration: str = "3m", **fields) -> Run:
-        scenario = load_scenario({**small_document(), "duration": duration})
+    def make(speed: float = 100.0, duration: str = "3m", document: dict | str | None = None, **fields) -> Run:
+        """A run of ``document`` (by default the three-node cluster for ``duration``)."""
+        scenario = load_scenario(document if document is not None else {**small_document(), "duration": duration})
         run = Run.objects.create(
             scenario_name=scenario.name,
             document=scenario.document,

@@ -9,17 +9,17 @@ import json
 import pytest
 from django.test import Client
 
+from heartbeat_site.k8sapi import cluster
 from heartbeat_site.live import runstore
 
 from .conftest import small_document
 from .test_driver import drive_in_thread, run_factory, wait_for  # noqa: F401 (run_factory: a fixture)
-from .test_k8s_tables import forget, run_of
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 def test_an_answer_over_128_kib_is_gzipped_when_the_client_accepts_it(run_factory):  # noqa: F811
-    run = run_of({**small_document(nodes=100), "duration": "3m"})
+    run = run_factory(document={**small_document(nodes=100), "duration": "3m"})
     thread, stop, _ = drive_in_thread(run.id)
     try:
         wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) >= 20, timeout=60, what="the run at 20 s")
@@ -34,7 +34,7 @@ def test_an_answer_over_128_kib_is_gzipped_when_the_client_accepts_it(run_factor
         refused = client.get(nodes, HTTP_ACCEPT_ENCODING="gzip;q=0, identity")
         one = client.get(f"{nodes}/node-7", HTTP_ACCEPT_ENCODING="gzip")
     finally:
-        forget(run)
+        cluster._RUNS.pop(run.id, None)
     assert plain.status_code == zipped.status_code == refused.status_code == one.status_code == 200
     assert len(plain.content) > 128 * 1024 and "Content-Encoding" not in plain
     assert zipped["Content-Encoding"] == "gzip" and "Accept-Encoding" in zipped["Vary"].split(", ")

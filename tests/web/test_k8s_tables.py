@@ -12,10 +12,6 @@ from django.test import Client
 
 from heartbeat_site.k8sapi import cluster, tables
 from heartbeat_site.live import runstore
-from heartbeat_site.live.models import Run
-from heartbeat_site.live.redis_client import get_redis
-from heartbeat_site.live.tokens import hash_token
-from simulation import load_scenario
 
 from .test_driver import drive_in_thread, run_factory, wait_for  # noqa: F401 (run_factory: a fixture)
 
@@ -34,26 +30,8 @@ LISTS = [  # (path under the run's API, resource, includeObject)
 ]
 
 
-def run_of(document: dict | str, speed: float = 100.0) -> Run:
-    """A run of ``document`` (ask for ``run_factory`` too: its settings and clean-up; ``forget`` this one)."""
-    scenario = load_scenario(document)
-    run = Run.objects.create(scenario_name=scenario.name, document=scenario.document, seed=scenario.seed,
-                             version=str(scenario.version), node_count=scenario.node_count,
-                             duration=scenario.duration, speed=speed, control_token_hash=hash_token("t"))
-    runstore.mark_active(run.id)
-    return run
-
-
-def forget(run: Run) -> None:
-    cluster._RUNS.pop(run.id, None)
-    client = get_redis()
-    client.srem(runstore.ACTIVE_RUNS, run.id)
-    for key in client.keys(f"hb:run:{{{run.id}}}:*"):
-        client.delete(key)
-
-
 def test_repeated_tables_print_what_a_fresh_print_gives(run_factory):  # noqa: F811
-    run = run_of(KUBELET_CRASH.read_text())
+    run = run_factory(document=KUBELET_CRASH.read_text())
     thread, stop, _ = drive_in_thread(run.id)
     client = Client()
     seen: set[str] = set()
@@ -74,5 +52,5 @@ def test_repeated_tables_print_what_a_fresh_print_gives(run_factory):  # noqa: F
     finally:
         stop.set()
         thread.join(10)
-        forget(run)
+        cluster._RUNS.pop(run.id, None)
     assert {"Running", "Terminating"} <= seen  # the lists did see pods change
