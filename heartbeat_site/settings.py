@@ -150,7 +150,7 @@ HEARTBEAT = {
     "FRAME_INTERVAL": env_float("HEARTBEAT_FRAME_INTERVAL", 0.1, minimum=0.02, maximum=5.0),
     "EVENT_LOG_SIZE": env_int("HEARTBEAT_EVENT_LOG_SIZE", 50_000, minimum=100),
     "FRAME_MAX_EVENTS": env_int("HEARTBEAT_FRAME_MAX_EVENTS", 2_000, minimum=10),
-    "COMMAND_ACK_SECONDS": env_float("HEARTBEAT_COMMAND_ACK_SECONDS", 8.0, minimum=0.1),
+    "COMMAND_ACK_SECONDS": env_float("HEARTBEAT_COMMAND_ACK_SECONDS", 8.0, minimum=0.1, maximum=30.0),
     "RETENTION_SECONDS": env_int("HEARTBEAT_RETENTION_SECONDS", 7 * 24 * 3600, minimum=60),
     "DEFAULT_SPEED": env_float("HEARTBEAT_DEFAULT_SPEED", 1.0, minimum=0.1, maximum=100.0),
     "PUBLIC_URL": env_str("HEARTBEAT_PUBLIC_URL", ""),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
@@ -395,7 +395,7 @@ class PrintedRow:
     obj: dict
     cells: list
     rest: dict
-    agos: tuple[tuple[int, Ago], ...] = ()
+    agos: tuple[tuple[int, Ago], ...] = field(init=False)
 
     def __post_init__(self) -> None:
         self.agos = tuple((index, cell) for index, cell in enumerate(self.cells) if type(cell) is Ago)
@@ -443,9 +443,8 @@ def _cached(cache: RowCache, resource: str, obj: dict, include: str,
     key = (metadata.get("namespace") or "", metadata.get("name") or "")
     found = cache.get(key)
     if found is None or found.obj is not obj:
-        fresh = printed(resource, obj, include, serve)
-        found = cache[key] = PrintedRow(obj, fresh.cells, {k: orjson.Fragment(orjson.dumps(v))
-                                                            for k, v in fresh.rest.items()})
+        found = cache[key] = printed(resource, obj, include, serve)
+        found.rest = {k: orjson.Fragment(orjson.dumps(v)) for k, v in found.rest.items()}
     return found
 
 

@@ -16,6 +16,7 @@ import redis
 from asgiref.sync import sync_to_async
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.csrf import csrf_exempt
 
 from heartbeat_site.k8sapi import reads, resources, watch, writes
@@ -155,7 +156,7 @@ def _json(request: HttpRequest, body: dict) -> HttpResponse:
         return HttpResponse(data, content_type="application/json")
     response = HttpResponse(gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0), content_type="application/json")
     response["Content-Encoding"] = "gzip"
-    response["Vary"] = "Accept-Encoding"
+    patch_vary_headers(response, ("Accept-Encoding",))
     return response
 
 

@@ -8,8 +8,8 @@ import redis
 from django.conf import settings
 
 # A read this long means Redis hangs. It must outlast the longest blocking wait of this code (a driver's
-# objects, 15 s: heartbeat_site/k8sapi/cluster.py): redis-py's own default, 5 s, cuts every longer BLPOP
-# short with a TimeoutError.
+# objects, 15 s: heartbeat_site/k8sapi/cluster.py; a command's ack, HEARTBEAT_COMMAND_ACK_SECONDS, at most
+# 30 s): redis-py's own default, 5 s, cuts every longer BLPOP short with a TimeoutError.
 SOCKET_TIMEOUT = 60.0
 
 _lock = threading.Lock()

@@ -73,6 +73,7 @@ def test_production_settings_pass_check_deploy_without_warnings():
         ({"DJANGO_ALLOWED_HOSTS": ""}, "DJANGO_ALLOWED_HOSTS"),
         ({"HEARTBEAT_MAX_RUNS": "lots"}, "HEARTBEAT_MAX_RUNS='lots' is not a whole number"),
         ({"HEARTBEAT_PRODUCTION": "perhaps"}, "HEARTBEAT_PRODUCTION='perhaps' is not a boolean"),
+        ({"HEARTBEAT_COMMAND_ACK_SECONDS": "90"}, "HEARTBEAT_COMMAND_ACK_SECONDS=90.0 must be <= 30.0"),
     ],
 )
 def test_bad_configuration_stops_start_up_naming_the_variable(env, message):
