@@ -478,7 +478,7 @@ class RunDriver:
             events = self._hide_cause(events)
         encoded = runstore.encode_events(events)
         last = events[-1]["seq"] if events else self.published_seq
-        if not self.lease.publish(encoded, self._state(last_seq=last)):
+        if not self.lease.publish(encoded, self._state(last_seq=last), resume_from=self.published_seq):
             return False
         self.buffer.clear()
         self.published_seq = last

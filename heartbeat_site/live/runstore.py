@@ -86,12 +86,21 @@ def group_channel(run_id: str) -> str:
     return f"{prefix}__group__{group_name(run_id)}"
 
 
-# KEYS: lease, log, state. ARGV: token, ttl_ms, log_max, n, (seq, json) x n, (field, value)...
+# KEYS: lease, log, state. ARGV: token, ttl_ms, log_max, n, resume_seq, (seq, json) x n, (field, value)...
+# A lease that lapsed is taken back when ``resume_seq`` is given and the run is still where this
+# driver left it (running, its last published seq): nobody drove it meanwhile (``Lease.publish``).
 _PUBLISH = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+elseif holder == false and ARGV[5] ~= '' and redis.call('HGET', KEYS[3], 'status') == 'running'
+    and redis.call('HGET', KEYS[3], 'last_seq') == ARGV[5] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+else
+  return 0
+end
 local n = tonumber(ARGV[4])
-local i = 5
+local i = 6
 for _ = 1, n do
   redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i + 1])
   i = i + 2
@@ -171,9 +180,21 @@ class Lease:
     def release(self) -> None:
         get_redis().eval(_RELEASE, 1, lease_key(self.run_id), self.token)
 
-    def publish(self, events: Sequence[tuple[int, str]], state: dict[str, str | int | float]) -> bool:
-        """Append events to the log and update the state, only while we hold the lease."""
-        args: list[str | int | float] = [self.token, self.ttl_ms, settings.HEARTBEAT["EVENT_LOG_SIZE"], len(events)]
+    def publish(self, events: Sequence[tuple[int, str]], state: dict[str, str | int | float], *,
+                resume_from: int | None = None) -> bool:
+        """Append events to the log and update the state, only while we hold the lease.
+
+        With ``resume_from`` (the last seq this driver published) a lease that lapsed is taken back
+        if nobody holds it and the run's published state is still running at that seq. A driver
+        whose process was starved of CPU for longer than the lease (a machine under load, a
+        long collection) is slow, not gone: when no other driver took the run meanwhile it goes
+        on, instead of giving the run up and leaving viewers waiting for the watchdog's takeover.
+        Another driver that did take it publishes its own seqs, so the state no longer matches.
+        """
+        resume = "" if resume_from is None else str(resume_from)
+        args: list[str | int | float] = [
+            self.token, self.ttl_ms, settings.HEARTBEAT["EVENT_LOG_SIZE"], len(events), resume,
+        ]  # fmt: skip
         for seq, text in events:
             args.extend((seq, text))
         for field, value in state.items():
@@ -227,6 +248,7 @@ class LeaseKeeper:
             self._thread.join()
 
     def _run(self) -> None:
+        renewed = time.monotonic()
         while not self._stop.wait(self.lease.ttl / 3):
             try:
                 if not self.lease.reclaim():
@@ -234,6 +256,13 @@ class LeaseKeeper:
                     return
             except redis.RedisError as exc:
                 log.warning("run %s: lease renewal failed (%s); retrying", self.lease.run_id, exc)
+                continue
+            now = time.monotonic()
+            if now - renewed > self.lease.ttl:
+                # the lease lapsed in between: this process (or Redis) was held up that long
+                log.warning("run %s: lease renewed %.1f s after the last renewal (TTL %g s)",
+                            self.lease.run_id, now - renewed, self.lease.ttl)
+            renewed = now
 
 
 def ping() -> bool:

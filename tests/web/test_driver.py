@@ -96,6 +96,19 @@ def test_run_to_the_end_publishes_every_event_once(run_factory):
 
 
 
+def test_a_driver_held_up_past_its_lease_goes_on_when_nobody_took_the_run(run_factory, monkeypatch):
+    """A process starved of CPU (a loaded machine) renews nothing for longer than the lease. When the
+    watchdog has not given the run to another driver meanwhile, the driver carries on: no lost run,
+    every event once."""
+    monkeypatch.setattr(runstore.LeaseKeeper, "_run", lambda keeper: keeper._stop.wait())  # renews nothing
+    run = run_factory(speed=20, duration="1m")
+    thread, _, outcome = drive_in_thread(run.id)
+    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 10, what="t > 10")
+    get_redis().delete(runstore.lease_key(run.id))  # lapsed while the driver was held up
+    thread.join(30)
+    assert outcome == ["finished"]
+    assert events_hash(logged_events(run.id)) == events_hash(reference(run, []))
+
 def test_command_gets_at_persisted_before_it_applies(run_factory):
     run = run_factory(speed=20, duration="3m")
     thread, stop, _ = drive_in_thread(run.id)

@@ -50,6 +50,34 @@ def test_lapsed_lease_is_taken_over_and_fences_the_old_owner(run_id):
     assert [e["seq"] for e in runstore.events_after(run_id, 0, 100)] == [1, 2]
 
 
+
+def test_a_lapsed_lease_nobody_took_is_resumed_where_its_driver_left_the_run(run_id):
+    """A driver starved of CPU past its lease goes on when nobody drove the run meanwhile, and only then."""
+    slow = runstore.Lease(run_id, "slow", ttl=5)
+    assert slow.acquire()
+    assert slow.publish(events(1, 2), {"last_seq": 2, "status": "running"}, resume_from=0)
+    get_redis().delete(runstore.lease_key(run_id))  # lapsed
+    assert not slow.publish(events(3, 3), {"last_seq": 3, "status": "running"})  # no resume asked
+    assert not slow.publish(events(3, 3), {"last_seq": 3, "status": "running"}, resume_from=1)  # not where it was
+    assert slow.publish(events(3, 3), {"last_seq": 3, "status": "running"}, resume_from=2)
+    assert runstore.lease_holder(run_id) == "slow" and 0 < get_redis().pttl(runstore.lease_key(run_id)) <= 5000
+    assert [e["seq"] for e in runstore.events_after(run_id, 0, 100)] == [1, 2, 3]
+
+    # another driver took the run and published: the slow one is fenced out, even once that lease lapses too
+    get_redis().delete(runstore.lease_key(run_id))
+    other = runstore.Lease(run_id, "other", ttl=5)
+    assert other.acquire()
+    assert not slow.publish(events(4, 4), {"last_seq": 4, "status": "running"}, resume_from=3)
+    assert other.publish(events(4, 5), {"last_seq": 5, "status": "running"}, resume_from=3)
+    get_redis().delete(runstore.lease_key(run_id))
+    assert not slow.publish(events(4, 4), {"last_seq": 4, "status": "running"}, resume_from=3)
+
+    # an ended run is not taken back
+    assert other.publish([], {"last_seq": 5, "status": "finished"}, resume_from=5)
+    get_redis().delete(runstore.lease_key(run_id))
+    assert not other.publish([], {"last_seq": 5, "status": "running"}, resume_from=5)
+    assert runstore.lease_holder(run_id) is None and runstore.read_state(run_id)["status"] == "finished"
+
 def test_event_log_is_bounded_and_paged(run_id):
     lease = runstore.Lease(run_id, "x", ttl=5)
     assert lease.acquire()
