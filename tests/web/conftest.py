@@ -10,6 +10,20 @@ from django.conf import settings
 from django.test import Client
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test that had a live stack as a fixture reports the stack's logs (a ``with running_stack``
+    block prints them itself): what the server and workers said is most of what a CI failure can tell."""
+    report = yield
+    if report.failed and call.when == "call":
+        from .live import LiveStack
+
+        for value in getattr(item, "funcargs", {}).values():
+            if isinstance(value, LiveStack):
+                report.sections.append(("live stack logs", value.logs()))
+    return report
+
+
 @pytest.fixture
 def api(settings_with_fast_acks) -> Client:
     """A test client that enforces CSRF, so passing tests prove the API needs no token."""
