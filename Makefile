@@ -67,3 +67,4 @@ bench: setup
 	$(PY) bench/recovery_bench.py
 	$(PY) bench/kubectl_bench.py
 	$(PY) bench/seek_bench.py
+	$(PY) bench/replay_bench.py

@@ -154,6 +154,7 @@ HEARTBEAT = {
     "RETENTION_SECONDS": env_int("HEARTBEAT_RETENTION_SECONDS", 7 * 24 * 3600, minimum=60),
     "DEFAULT_SPEED": env_float("HEARTBEAT_DEFAULT_SPEED", 1.0, minimum=0.1, maximum=100.0),
     "PUBLIC_URL": env_str("HEARTBEAT_PUBLIC_URL", ""),
+    "REPLAY_PROCESS": env_bool("HEARTBEAT_REPLAY_PROCESS", True),
 }
 
 LOGGING = {

@@ -24,10 +24,10 @@ import redis
 import yaml
 from django.conf import settings
 
-from heartbeat_site.live import classroom, seek
+from heartbeat_site.live import classroom, replayer, seek
 from heartbeat_site.live.models import Command, Run
 from heartbeat_site.live.redis_client import get_redis
-from heartbeat_site.live.replay import rebuild
+from heartbeat_site.live.replay import applied_fault_commands, simulation_of
 from simulation import audit_record, load_scenario
 from simulation.cli import timeline_line
 
@@ -73,9 +73,9 @@ class Replayed:
     nodes: list[str]
 
 
-def replay_run(run: Run, t: float) -> Replayed:
+def replay_run(run: Run, commands: list[Command], t: float) -> Replayed:
     hiding = classroom.hides_cause(run)
-    sim = rebuild(run)
+    sim = simulation_of(run, commands)
     nodes = [name for name, _zone in load_scenario(run.document).nodes]
     events: list[dict] = []
     timeline: list[str] = []
@@ -88,6 +88,22 @@ def replay_run(run: Run, t: float) -> Replayed:
             if line:
                 timeline.append(line)
     return Replayed(run=run, t=t, events=events, timeline=timeline, nodes=nodes)
+
+
+def replayed_export(run: Run, commands: list[Command], t: float, name: str, start: float, end: float,
+                    node: str | None) -> str:
+    """An export made of the run replayed to ``t``: the summary, a log or a sequence diagram of ``node``
+    (``ExportError`` when the run has no such node)."""
+    replayed = replay_run(run, commands, t)
+    if name == "summary.md":
+        return summary_md(replayed)
+    if name == "audit.jsonl":
+        return audit_jsonl(replayed)
+    if name == "events.jsonl":
+        return events_jsonl(replayed)
+    focus = focus_node(replayed, node)
+    rows = sequence_rows(replayed, focus, start, end)
+    return sequence_mermaid(rows, focus) if name == "sequence.mmd" else sequence_svg(rows, focus)
 
 
 def json_lines(records: Iterable[dict]) -> str:
@@ -239,8 +255,13 @@ def sequence_svg(rows: list[Row], node: str) -> str:
 
 def objects_yaml(run: Run, t: float, *, reached: float) -> str:
     """The cluster's objects at ``t`` as ``kubectl get nodes,leases,pods,services,endpointslices -A -o yaml``
-    prints them: a ``v1`` ``List`` whose items carry their own apiVersion and kind."""
-    snapshot = seek.state_at(run, t, reached=reached)
+    prints them: a ``v1`` ``List`` whose items carry their own apiVersion and kind. Built in the replay
+    process (replayer.py), the replay and the YAML alike."""
+    return replayer.call(objects_yaml_of, run, applied_fault_commands(run), t, reached)
+
+
+def objects_yaml_of(run: Run, commands: list[Command], t: float, reached: float) -> str:
+    snapshot = seek.state_at(run, commands, t, reached=reached)
     items = [obj for kind in OBJECT_KINDS for obj in snapshot["objects"].get(kind) or ()]
     document = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
     # safe_dump's SafeDumper in libyaml's C when PyYAML has it: the same text, about three times faster

@@ -111,12 +111,12 @@ _cursors: OrderedDict[str, ReplayCursor] = OrderedDict()
 _run_locks: dict[str, threading.Lock] = {}
 
 
-def replayed_page(run: Run, after: int, upto: int, t: float, limit: int,
+def replayed_page(run: Run, commands: list[Command], after: int, upto: int, t: float, limit: int,
                   wanted: Callable[[SimEvent], bool] | None = None,
                   max_scanned: int | None = None) -> tuple[list[dict], int]:
     """``ReplayCursor.page`` on the run's cursor kept by this process, or a new one when the kept one
-    has passed ``after`` (a client went back) or cannot take a command applied since."""
-    commands = applied_fault_commands(run)
+    has passed ``after`` (a client went back) or cannot take one of ``commands`` (the run's applied
+    faults) applied since. The web process calls it in the replay process (replayer.py)."""
     with _lock:
         run_lock = _run_locks.setdefault(run.id, threading.Lock())
     with run_lock:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from heartbeat_site.live import classroom, detail, frames
 from heartbeat_site.live.models import Command, Run
-from heartbeat_site.live.replay import applied_fault_commands, schedule_new_commands, simulation_of
+from heartbeat_site.live.replay import schedule_new_commands, simulation_of
 from simulation import Simulation
 
 log = logging.getLogger(__name__)
@@ -115,20 +115,30 @@ def _catch_up_commands(entry: Parked, commands: list[Command]) -> bool:
     return schedule_new_commands(entry.sim, entry.commands, commands)
 
 
-def snapshot_at(run: Run, t: float, *, reached: float | None = None) -> dict:
+def snapshot_text(run: Run, commands: list[Command], t: float, reached: float, node_level: bool) -> str:
+    """``snapshot_at`` as the JSON a client gets (what the replay process sends back: replayer.py)."""
+    return frames.dumps(snapshot_at(run, commands, t, reached=reached, node_level=node_level))
+
+
+def snapshot_at(run: Run, commands: list[Command], t: float, *, reached: float | None = None,
+                node_level: bool | None = None) -> dict:
     """The snapshot body (``frames.snapshot_body``) of ``run`` at virtual time ``t``, as a viewer gets it.
 
-    ``reached``: the run's reached time, where checkpoints go (``t`` when not given).
+    ``commands``: the run's applied faults (``replay.applied_fault_commands``); ``reached``: the run's
+    reached time, where checkpoints go (``t`` when not given); ``node_level``: as the run's viewers get it
+    (``detail.is_node_level`` when not given).
     """
-    snapshot = state_at(run, t, reached=reached, node_level=detail.is_node_level(run.node_count))
+    if node_level is None:
+        node_level = detail.is_node_level(run.node_count)
+    snapshot = state_at(run, commands, t, reached=reached, node_level=node_level)
     return frames.snapshot_body(snapshot, {"t": round(t, 6), "speed": run.speed, "paused": True},
                                 snapshot["last_seq"])
 
 
-def state_at(run: Run, t: float, *, reached: float | None = None, node_level: bool = False) -> dict:
+def state_at(run: Run, commands: list[Command], t: float, *, reached: float | None = None,
+             node_level: bool = False) -> dict:
     """The simulation's snapshot of ``run`` at ``t`` (every object, or node level), a drill's cause hidden
     before its reveal: what the websocket's snapshot and the objects export are made of."""
-    commands = applied_fault_commands(run)
     with _run_lock(run.id):
         entry = _take(run.id, t)
         if entry is None or not _catch_up_commands(entry, commands):

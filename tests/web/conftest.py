@@ -37,6 +37,13 @@ def settings_with_fast_acks(settings):
 
 
 @pytest.fixture
+def replays_here(settings):
+    """Replays in the test's own process (heartbeat_site/live/replayer.py), for tests that count or
+    inspect what a replay does with monkeypatch or the seek cache."""
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "REPLAY_PROCESS": False}
+
+
+@pytest.fixture
 def dispatched(monkeypatch) -> list[str]:
     """Record runs the API would hand to Celery instead of dispatching them."""
     started: list[str] = []

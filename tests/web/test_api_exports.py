@@ -213,10 +213,11 @@ def test_objects_yaml_is_the_cluster_at_t_as_kubectl_lists_it(api, ended_run, tm
 
 
 @pytest.mark.django_db
-def test_an_ended_runs_export_is_built_once_a_live_runs_each_time(api, ended_run, monkeypatch):
+def test_an_ended_runs_export_is_built_once_a_live_runs_each_time(api, ended_run, monkeypatch, replays_here):
     builds: list[float] = []
     real_replay = exports.replay_run
-    monkeypatch.setattr(exports, "replay_run", lambda run, t: builds.append(t) or real_replay(run, t))
+    monkeypatch.setattr(exports, "replay_run",
+                        lambda run, commands, t: builds.append(t) or real_replay(run, commands, t))
     first = export(api, ended_run, "events.jsonl")[1]
     assert export(api, ended_run, "events.jsonl")[1] == first
     assert builds == [120.0]

@@ -381,7 +381,7 @@ def page_through(api, run_id: str, query: str) -> list[dict]:
         after = page["next_after"]
 
 
-def test_paging_through_what_redis_forgot_goes_on_from_page_to_page(run_factory, monkeypatch):
+def test_paging_through_what_redis_forgot_goes_on_from_page_to_page(run_factory, monkeypatch, replays_here):
     """A client paging through a run's older events (beyond the bounded log) gets exactly the logged
     events, and the server replays the run once for all the pages, not once per page."""
     from django.test import Client

@@ -12,7 +12,8 @@ from heartbeat_site.live.tokens import hash_token
 from simulation import Simulation, load_scenario
 from tests.web.conftest import small_document
 
-pytestmark = [pytest.mark.django_db]
+# the seek cache is inspected here, in this process (tests/web/test_replayer.py: the replay process)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("replays_here")]
 
 FAULT = {"action": "stop-kubelet", "node": "node-2"}
 FAULT_AT = 40.0

@@ -6,12 +6,13 @@ import math
 
 from django.http import HttpRequest, HttpResponse
 
-from heartbeat_site.live import exports
+from heartbeat_site.live import exports, replayer
 from heartbeat_site.live.api.events import published_position
 from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.api.snapshots import query_time
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
+from heartbeat_site.live.replay import applied_fault_commands
 
 CONTENT_TYPES = {  # one per name in exports.EXPORT_NAMES
     "summary.md": "text/markdown; charset=utf-8",
@@ -64,17 +65,8 @@ def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
 
 
 def replayed_export(run: Run, t: float, name: str, start: float, end: float, node: str | None) -> str:
-    """An export made of the run replayed to ``t``: the summary, a log or a sequence diagram."""
-    replayed = exports.replay_run(run, t)
-    if name == "summary.md":
-        return exports.summary_md(replayed)
-    if name == "audit.jsonl":
-        return exports.audit_jsonl(replayed)
-    if name == "events.jsonl":
-        return exports.events_jsonl(replayed)
+    """An export made of the run replayed to ``t`` (in the replay process: replayer.py)."""
     try:
-        focus = exports.focus_node(replayed, node)
+        return replayer.call(exports.replayed_export, run, applied_fault_commands(run), t, name, start, end, node)
     except exports.ExportError as exc:
         raise ApiError(400, "unknown-node", str(exc)) from None
-    rows = exports.sequence_rows(replayed, focus, start, end)
-    return exports.sequence_mermaid(rows, focus) if name == "sequence.mmd" else exports.sequence_svg(rows, focus)

@@ -10,10 +10,11 @@ import math
 
 from django.http import HttpRequest, HttpResponse
 
-from heartbeat_site.live import frames, seek
+from heartbeat_site.live import detail, replayer, seek
 from heartbeat_site.live.api.events import published_position
 from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.errors import ApiError
+from heartbeat_site.live.replay import applied_fault_commands
 
 
 def query_time(request: HttpRequest, reached: float) -> float:
@@ -38,4 +39,6 @@ def snapshot(request: HttpRequest, run_id: str) -> HttpResponse:
     reached, _ = published_position(run)
     reached = round(reached, 6)
     t = query_time(request, reached)
-    return HttpResponse(frames.dumps(seek.snapshot_at(run, t, reached=reached)), content_type="application/json")
+    text = replayer.call(seek.snapshot_text, run, applied_fault_commands(run), t, reached,
+                         detail.is_node_level(run.node_count))
+    return HttpResponse(text, content_type="application/json")

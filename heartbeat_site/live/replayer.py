@@ -1,0 +1,97 @@
+"""Replays in a process of their own: seeks, replayed event pages and object exports of a run.
+
+A replay is pure CPU in the interpreter: a seek of a 5,000-node run simulates its start-up again,
+tens of seconds. In the web process that thread holds the interpreter's lock against the event
+loop that sends every viewer's frames, so every run served by that process stutters meanwhile
+(bench/replay_bench.py measures the loop's lag). Here the work goes to one child process per web
+process, which keeps the seek checkpoints (``seek.py``) and the pager's cursors (``replay.py``)
+between requests, as the web process did; the web process only waits for the answer.
+
+The child is given everything it needs (the run and its applied commands, read by the caller), so it
+opens no database connection and reads no setting that a request may change. It is started on first
+use (``spawn``: nothing of the parent's threads or connections is copied), started again when it dies,
+and exits when its parent has gone. ``HEARTBEAT_REPLAY_PROCESS=0`` replays in the calling thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_context
+from typing import TypeVar
+
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+PARENT_CHECK_SECONDS = 2.0
+
+_lock = threading.Lock()
+_executor: ProcessPoolExecutor | None = None
+
+
+def call(function: Callable[..., T], *args: object) -> T:
+    """``function(*args)`` in the replay process (a module-level function: it is sent by name)."""
+    if not settings.HEARTBEAT["REPLAY_PROCESS"]:
+        return function(*args)
+    executor = _get_executor()
+    try:
+        return executor.submit(function, *args).result()
+    except BrokenProcessPool:
+        # the child died (killed, out of memory): a new one replays from scratch, once
+        _discard(executor)
+        log.warning("the replay process died; starting a new one")
+    return _get_executor().submit(function, *args).result()
+
+
+def child_pid() -> int:
+    """The replay process's pid (it is started if need be)."""
+    return call(os.getpid)
+
+
+def stop() -> None:
+    """End the replay process (tests; a web process ends it at exit by itself)."""
+    with _lock:
+        executor = _executor
+    if executor is not None:
+        _discard(executor)
+
+
+def _get_executor() -> ProcessPoolExecutor:
+    global _executor
+    with _lock:
+        if _executor is None:
+            _executor = ProcessPoolExecutor(
+                max_workers=1, mp_context=get_context("spawn"), initializer=_start_child, initargs=(os.getpid(),)
+            )
+        return _executor
+
+
+def _discard(executor: ProcessPoolExecutor) -> None:
+    global _executor
+    with _lock:
+        if _executor is executor:
+            _executor = None
+    executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _start_child(parent: int) -> None:
+    """In the child: Django's apps (the models of the runs it is sent), and an end with the parent."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heartbeat_site.settings")
+    import django
+
+    django.setup()
+    threading.Thread(target=_exit_with, args=(parent,), name="replay parent check", daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    """A web process killed outright cannot end its child: the child notices and ends itself."""
+    while os.getppid() == parent:
+        threading.Event().wait(PARENT_CHECK_SECONDS)
+    os._exit(0)

@@ -1,0 +1,95 @@
+"""Replays in a process of their own (heartbeat_site/live/replayer.py): the web process answers seeks,
+replayed event pages and exports with what its replay process computed, the same as a replay in the web
+process; a replay process that dies is replaced, and one whose web process died ends."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from heartbeat_site.live import replayer, seek
+from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run, RunStatus
+from heartbeat_site.live.tokens import hash_token
+from simulation import load_scenario
+from tests.web.conftest import small_document
+
+pytestmark = [pytest.mark.django_db]
+
+FAULT = {"action": "stop-kubelet", "node": "node-2"}
+
+
+@pytest.fixture
+def ended_run():
+    """A 3-node run that reached 150 s, its kubelet on node-2 stopped at 30 s (running: its exports are
+    built at each request, not kept)."""
+    scenario = load_scenario({**small_document(), "duration": "150s"})
+    run = Run.objects.create(
+        scenario_name=scenario.name, document=scenario.document, seed=scenario.seed, version=str(scenario.version),
+        node_count=scenario.node_count, duration=scenario.duration, t_reached=150.0, status=RunStatus.RUNNING,
+        control_token_hash=hash_token("t"),
+    )
+    Command.objects.create(run=run, seq=1, kind=CommandKind.FAULT, action=FAULT["action"], payload=FAULT,
+                           status=CommandStatus.APPLIED, at=30.0)
+    yield run
+    seek.forget(run.id)
+    replayer.call(seek.forget, run.id)
+
+
+def answers(client, run: Run) -> dict[str, bytes]:
+    """What the API answers from replays: a seek, an export, a page of events Redis never had."""
+    urls = {
+        "seek": f"/api/runs/{run.id}/snapshot?t=100",
+        "export": f"/api/runs/{run.id}/export/events.jsonl",
+        "page": f"/api/runs/{run.id}/events?after=40&limit=50&types=transition",
+    }
+    responses = {name: client.get(url) for name, url in urls.items()}
+    assert all(response.status_code == 200 for response in responses.values()), responses
+    return {name: response.content for name, response in responses.items()}
+
+
+def test_replays_happen_in_a_process_of_their_own_and_answer_as_the_web_process_would(client, ended_run, settings):
+    in_child = answers(client, ended_run)
+    assert replayer.child_pid() != os.getpid()
+    # the child keeps what the seek parked; this process replayed nothing
+    assert replayer.call(seek.parked_times, ended_run.id) and not seek.parked_times(ended_run.id)
+
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "REPLAY_PROCESS": False}
+    assert answers(client, ended_run) == in_child
+    assert seek.parked_times(ended_run.id)
+
+
+def test_a_replay_process_that_died_is_replaced(client, ended_run):
+    first = answers(client, ended_run)
+    dead = replayer.child_pid()
+    os.kill(dead, signal.SIGKILL)
+    psutil.Process(dead).wait(10)
+    assert answers(client, ended_run) == first
+    assert replayer.child_pid() not in (dead, os.getpid())
+
+
+def test_the_replay_process_ends_with_its_web_process(tmp_path):
+    """A web process killed outright (SIGKILL: no exit handlers) leaves no replay process behind."""
+    program = (
+        "import django, os, sys; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'heartbeat_site.settings');"
+        " django.setup(); from heartbeat_site.live import replayer; print(replayer.child_pid(), flush=True);"
+        " sys.stdin.read()"
+    )
+    web = subprocess.Popen([sys.executable, "-c", program], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           text=True, env={**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path}/unused.sqlite3"})
+    try:
+        child = psutil.Process(int(web.stdout.readline()))
+        assert child.ppid() == web.pid
+        web.kill()
+        web.wait(10)
+        deadline = time.monotonic() + 10 * replayer.PARENT_CHECK_SECONDS
+        while child.is_running() and child.status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline, "the replay process outlived its web process"
+            time.sleep(0.1)
+    finally:
+        web.kill()
