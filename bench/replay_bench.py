@@ -24,7 +24,6 @@ import asyncio
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,10 +32,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from fanout_bench import percentile  # noqa: E402
-from seek_bench import setup_django  # noqa: E402
+from seek_bench import with_django  # noqa: E402
 from simulation_bench import reference_ms  # noqa: E402
-
-from heartbeat_site.embedded_redis import start_embedded  # noqa: E402
 
 TICK = 0.01  # s: how often the loop's task asks to wake
 REACHED = 60.0  # virtual s the run has reached: its start-up (20 s) and 40 s after it
@@ -113,13 +110,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     reference = reference_ms()
-    redis = start_embedded()
-    try:
-        with tempfile.TemporaryDirectory() as directory:
-            setup_django(directory, redis.url)
-            rows = measure(args.nodes, args.repeat)
-    finally:
-        redis.stop()
+    rows = with_django(measure, args.nodes, args.repeat)
     print(f"\nA cold seek of a {args.nodes:,}-node run (t = {REACHED:g} s) and the web process's event loop "
           f"(a 10 ms timer), median of {args.repeat}")
     print("| replayed | seek, s | loop lag median, ms | p99, ms | max, ms |")

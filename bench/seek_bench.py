@@ -33,6 +33,17 @@ from simulation_bench import reference_ms  # noqa: E402
 from heartbeat_site.embedded_redis import start_embedded  # noqa: E402
 
 
+def with_django(measure, *args):
+    """``measure(*args)`` with Django set up on a temporary SQLite database and an embedded Redis."""
+    redis = start_embedded()
+    try:
+        with tempfile.TemporaryDirectory() as directory:
+            setup_django(directory, redis.url)
+            return measure(*args)
+    finally:
+        redis.stop()
+
+
 def setup_django(directory: str, redis_url: str) -> None:
     os.environ["DATABASE_URL"] = f"sqlite:///{directory}/seek-bench.sqlite3"
     os.environ["REDIS_URL"] = redis_url
@@ -73,13 +84,7 @@ def main() -> None:
     parser.add_argument("--scenario", default="zone-outage-large-zones")
     parser.add_argument("--repeat", type=int, default=3, help="rounds, each on an empty cache (medians reported)")
     args = parser.parse_args()
-    redis = start_embedded()
-    try:
-        with tempfile.TemporaryDirectory() as directory:
-            setup_django(directory, redis.url)
-            rows = measure(args.scenario, args.repeat)
-    finally:
-        redis.stop()
+    rows = with_django(measure, args.scenario, args.repeat)
     reference = reference_ms()
     scenario, nodes, end, table = rows
     print(f"{scenario}: {nodes} nodes, {end:.0f} virtual s; median of {args.repeat} rounds; "

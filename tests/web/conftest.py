@@ -65,6 +65,23 @@ def small_document(name: str = "classroom-small", nodes: int = 3) -> dict:
     }
 
 
+def reached_run(reached: float, status: str, fault: dict, at: float):
+    """A three-node run that reached ``reached`` virtual seconds (its duration), ``fault`` applied at ``at``."""
+    from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
+    from heartbeat_site.live.tokens import hash_token
+    from simulation import load_scenario
+
+    scenario = load_scenario({**small_document(), "duration": f"{reached:g}s"})
+    run = Run.objects.create(
+        scenario_name=scenario.name, document=scenario.document, seed=scenario.seed, version=str(scenario.version),
+        node_count=scenario.node_count, duration=scenario.duration, t_reached=reached, status=status,
+        control_token_hash=hash_token("t"),
+    )
+    Command.objects.create(run=run, seq=1, kind=CommandKind.FAULT, action=fault["action"], payload=fault,
+                           status=CommandStatus.APPLIED, at=at)
+    return run
+
+
 @pytest.fixture
 def document() -> dict:
     return small_document()

@@ -14,10 +14,8 @@ import psutil
 import pytest
 
 from heartbeat_site.live import replayer, seek
-from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run, RunStatus
-from heartbeat_site.live.tokens import hash_token
-from simulation import load_scenario
-from tests.web.conftest import small_document
+from heartbeat_site.live.models import Run, RunStatus
+from tests.web.conftest import reached_run
 
 pytestmark = [pytest.mark.django_db]
 
@@ -28,14 +26,7 @@ FAULT = {"action": "stop-kubelet", "node": "node-2"}
 def ended_run():
     """A 3-node run that reached 150 s, its kubelet on node-2 stopped at 30 s (running: its exports are
     built at each request, not kept)."""
-    scenario = load_scenario({**small_document(), "duration": "150s"})
-    run = Run.objects.create(
-        scenario_name=scenario.name, document=scenario.document, seed=scenario.seed, version=str(scenario.version),
-        node_count=scenario.node_count, duration=scenario.duration, t_reached=150.0, status=RunStatus.RUNNING,
-        control_token_hash=hash_token("t"),
-    )
-    Command.objects.create(run=run, seq=1, kind=CommandKind.FAULT, action=FAULT["action"], payload=FAULT,
-                           status=CommandStatus.APPLIED, at=30.0)
+    run = reached_run(150.0, RunStatus.RUNNING, FAULT, 30.0)
     yield run
     seek.forget(run.id)
     replayer.call(seek.forget, run.id)

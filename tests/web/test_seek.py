@@ -7,10 +7,9 @@ import orjson
 import pytest
 
 from heartbeat_site.live import detail, frames, seek
-from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run, RunStatus
-from heartbeat_site.live.tokens import hash_token
+from heartbeat_site.live.models import Command, CommandStatus, Run, RunStatus
 from simulation import Simulation, load_scenario
-from tests.web.conftest import small_document
+from tests.web.conftest import reached_run
 
 # the seek cache is inspected here, in this process (tests/web/test_replayer.py: the replay process)
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("replays_here")]
@@ -22,14 +21,7 @@ FAULT_AT = 40.0
 @pytest.fixture
 def ended_run():
     """A finished 3-node run that reached 200 s, its kubelet on node-2 stopped at 40 s."""
-    scenario = load_scenario({**small_document(), "duration": "200s"})
-    run = Run.objects.create(
-        scenario_name=scenario.name, document=scenario.document, seed=scenario.seed, version=str(scenario.version),
-        node_count=scenario.node_count, duration=scenario.duration, t_reached=200.0, status=RunStatus.FINISHED,
-        control_token_hash=hash_token("t"),
-    )
-    Command.objects.create(run=run, seq=1, kind=CommandKind.FAULT, action=FAULT["action"], payload=FAULT,
-                           status=CommandStatus.APPLIED, at=FAULT_AT)
+    run = reached_run(200.0, RunStatus.FINISHED, FAULT, FAULT_AT)
     yield run
     seek.forget(run.id)
 
