@@ -27,10 +27,10 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from heartbeat_site.live import classroom, commands, detail, fanout, frames, runstore
+from heartbeat_site.live import classroom, commands, detail, fanout, frames, replayer, runstore, seek
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run, RunStatus
-from heartbeat_site.live.replay import replay_until
+from heartbeat_site.live.replay import applied_fault_commands
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +182,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         )
         if stored is None:
             # No driver has stored one yet (or Redis forgot it): rebuild it deterministically.
-            stored = frames.dumps(await database_sync_to_async(_rebuilt_snapshot)(self.run_id))
+            stored = await database_sync_to_async(_rebuilt_snapshot)(self.run_id)
         state = await asyncio.to_thread(runstore.read_state, self.run_id)
         last_seq = frames.snapshot_last_seq(stored)
         # the same text for every viewer joining with this stored snapshot (split once: frames.parts_of);
@@ -486,14 +486,9 @@ def _clock_from_state(state: dict) -> dict:
     return {}
 
 
-def _rebuilt_snapshot(run_id: str) -> dict:
+def _rebuilt_snapshot(run_id: str) -> str:
+    """The run's snapshot at the time the database says it reached, replayed in the replay process."""
     run = Run.objects.get(pk=run_id)
-    sim, _ = replay_until(run, run.t_reached)
-    snapshot = detail.node_snapshot(sim) if detail.is_node_level(run.node_count) else sim.snapshot()
-    if classroom.hides_cause(run):
-        snapshot = classroom.viewer_snapshot(snapshot)
-    return frames.snapshot_body(
-        snapshot,
-        {"t": round(sim.now, 6), "speed": run.speed, "paused": run.paused},
-        snapshot.get("last_seq", run.last_seq),
-    )
+    t = round(run.t_reached, 6)
+    return replayer.call(seek.snapshot_text, run, applied_fault_commands(run), t, t,
+                         detail.is_node_level(run.node_count), run.paused)

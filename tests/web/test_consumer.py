@@ -23,6 +23,9 @@ from heartbeat_site.live import frames, runstore
 from heartbeat_site.live.consumers import RunConsumer
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.redis_client import get_redis
+from simulation import Simulation, load_scenario
+
+from .conftest import reached_run
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -163,6 +166,24 @@ async def test_resume_older_than_log_falls_back_to_snapshot(run_id, settings):
     snapshot = await receive(ws)
     assert (snapshot["type"], snapshot["last_seq"]) == ("snapshot", 18)
     assert await seqs_until(ws, 20) == [19, 20]
+    await ws.disconnect()
+
+
+async def test_a_snapshot_redis_no_longer_has_is_replayed_as_the_run_was(settings):
+    """An ended run older than Redis's retention (or a Redis restarted empty before a driver stored one): a
+    viewer gets the run's objects at the time it reached, its fault in them, as the simulation has them."""
+    run = await database_sync_to_async(reached_run)(
+        50.0, "finished", {"action": "stop-kubelet", "node": "node-2"}, 30.0
+    )
+    ws, connected = await connect(f"/ws/runs/{run.id}/")
+    assert connected
+    snapshot = await receive(ws)
+    sim = Simulation(load_scenario(run.document), seed=run.seed)
+    sim.schedule_command({"action": "stop-kubelet", "node": "node-2"}, 30.0)
+    sim.run_until(50.0)
+    expected = json.loads(frames.dumps(sim.snapshot()))
+    assert snapshot["snapshot"]["objects"] == expected["objects"] and snapshot["last_seq"] == expected["last_seq"]
+    assert snapshot["clock"]["t"] == 50.0 and snapshot["run"]["status"] == "pending"  # no driver ever stored its state
     await ws.disconnect()
 
 
