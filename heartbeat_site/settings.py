@@ -155,6 +155,7 @@ HEARTBEAT = {
     "DEFAULT_SPEED": env_float("HEARTBEAT_DEFAULT_SPEED", 1.0, minimum=0.1, maximum=100.0),
     "PUBLIC_URL": env_str("HEARTBEAT_PUBLIC_URL", ""),
     "REPLAY_PROCESS": env_bool("HEARTBEAT_REPLAY_PROCESS", True),
+    "REPLAY_PROCESS_FROM": env_int("HEARTBEAT_REPLAY_PROCESS_FROM", 3_000, minimum=0),
 }
 
 LOGGING = {

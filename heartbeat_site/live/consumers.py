@@ -491,4 +491,4 @@ def _rebuilt_snapshot(run_id: str) -> str:
     run = Run.objects.get(pk=run_id)
     t = round(run.t_reached, 6)
     return replayer.call(seek.snapshot_text, run, applied_fault_commands(run), t, t,
-                         detail.is_node_level(run.node_count), run.paused)
+                         detail.is_node_level(run.node_count), run.paused, work=run.node_count * t)

@@ -257,7 +257,7 @@ def objects_yaml(run: Run, t: float, *, reached: float) -> str:
     """The cluster's objects at ``t`` as ``kubectl get nodes,leases,pods,services,endpointslices -A -o yaml``
     prints them: a ``v1`` ``List`` whose items carry their own apiVersion and kind. Built in the replay
     process (replayer.py), the replay and the YAML alike."""
-    return replayer.call(objects_yaml_of, run, applied_fault_commands(run), t, reached)
+    return replayer.call(objects_yaml_of, run, applied_fault_commands(run), t, reached, work=run.node_count * t)
 
 
 def objects_yaml_of(run: Run, commands: list[Command], t: float, reached: float) -> str:

@@ -1,7 +1,7 @@
-"""Replays in a process of their own: seeks, replayed event pages and object exports of a run.
+"""Replays in a process of their own: a run's seeks, replayed event pages, exports, rebuilt snapshots.
 
 A replay is pure CPU in the interpreter: a seek of a 5,000-node run simulates its start-up again,
-tens of seconds. In the web process that thread holds the interpreter's lock against the event
+about ten seconds. In the web process that thread holds the interpreter's lock against the event
 loop that sends every viewer's frames, so every run served by that process stutters meanwhile
 (bench/replay_bench.py measures the loop's lag). Here the work goes to one child process per web
 process, which keeps the seek checkpoints (``seek.py``) and the pager's cursors (``replay.py``)
@@ -10,12 +10,14 @@ between requests, as the web process did; the web process only waits for the ans
 The child is given everything it needs (the run and its applied commands, read by the caller), so it
 opens no database connection and reads no setting that a request may change. It is started on first
 use (``spawn``: nothing of the parent's threads or connections is copied), started again when it dies,
-and exits when its parent has gone. ``HEARTBEAT_REPLAY_PROCESS=0`` replays in the calling thread.
+and exits when its parent has gone. ``HEARTBEAT_REPLAY_PROCESS=0`` replays in the calling thread, as
+short replays always are (``call``).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 from collections.abc import Callable
@@ -36,9 +38,16 @@ _lock = threading.Lock()
 _executor: ProcessPoolExecutor | None = None
 
 
-def call(function: Callable[..., T], *args: object) -> T:
-    """``function(*args)`` in the replay process (a module-level function: it is sent by name)."""
-    if not settings.HEARTBEAT["REPLAY_PROCESS"]:
+def call(function: Callable[..., T], *args: object, work: float) -> T:
+    """``function(*args)`` in the replay process (a module-level function: it is sent by name).
+
+    ``work``: what the replay may simulate, in node-seconds (nodes x virtual seconds, what a replay's
+    cost grows with). One under ``HEARTBEAT_REPLAY_PROCESS_FROM`` (3,000 by default: about a tenth
+    of a second) is done in the calling thread: it holds the loop up less than sending it away costs,
+    and a first one would wait for the replay process to start (a second or two).
+    """
+    conf = settings.HEARTBEAT
+    if not conf["REPLAY_PROCESS"] or work < conf["REPLAY_PROCESS_FROM"]:
         return function(*args)
     executor = _get_executor()
     try:
@@ -52,7 +61,7 @@ def call(function: Callable[..., T], *args: object) -> T:
 
 def child_pid() -> int:
     """The replay process's pid (it is started if need be)."""
-    return call(os.getpid)
+    return call(os.getpid, work=math.inf)
 
 
 def stop() -> None:

@@ -76,11 +76,12 @@ async def pause(base: str, run: dict, viewer: Viewer) -> None:
 
 
 async def broken_run(base: str, document: dict, home: Path, speed: float = 50) -> tuple[dict, Kubectl]:
-    """A run of ``document`` whose node-2 kubelet was stopped at t > 20 s, paused once node-2 went Unknown."""
+    """A run of ``document`` whose node-2 kubelet was stopped at t > 20 s (``run["stopped_at"]``: when, in
+    virtual seconds; at 50x a loaded machine's latency is minutes of them), paused once node-2 went Unknown."""
     run = await new_run(base, document, speed=speed)
     viewer = await Viewer.open(run["ws_url"], "viewer")
     await viewer.until(lambda e: e["t"] > 20)
-    await command(base, run, "stop-kubelet", node="node-2")
+    run["stopped_at"] = (await command(base, run, "stop-kubelet", node="node-2"))["at"]
     await viewer.until(is_ready_change("node-2", "Unknown"))
     await pause(base, run, viewer)
     return run, Kubectl(f"{base}/k8s/runs/{run['id']}", home)

@@ -177,7 +177,7 @@ async def test_a_snapshot_redis_no_longer_has_is_replayed_as_the_run_was(setting
     )
     ws, connected = await connect(f"/ws/runs/{run.id}/")
     assert connected
-    snapshot = await receive(ws)
+    snapshot = await receive(ws, timeout=30)
     sim = Simulation(load_scenario(run.document), seed=run.seed)
     sim.schedule_command({"action": "stop-kubelet", "node": "node-2"}, 30.0)
     sim.run_until(50.0)

@@ -75,7 +75,8 @@ async def test_get_nodes_tables_and_objects(stack, tmp_path):
 
     lease = yaml.safe_load(await kubectl.out("get", "lease", "-n", "kube-node-lease", "node-2", "-o", "yaml"))
     assert lease["spec"]["holderIdentity"] == "node-2"
-    assert lease["spec"]["renewTime"] < "2026-01-01T00:01:00"  # its kubelet stopped at t > 20 s, before 60 s
+    renewed = datetime.fromisoformat(lease["spec"]["renewTime"])
+    assert renewed <= datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=run["stopped_at"])  # none since the stop
 
     names = await kubectl.out("get", "nodes", "-o", "jsonpath={.items[*].metadata.name}")
     assert names == "node-1 node-2 node-3"

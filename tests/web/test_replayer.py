@@ -4,6 +4,7 @@ process; a replay process that dies is replaced, and one whose web process died 
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -22,6 +23,12 @@ pytestmark = [pytest.mark.django_db]
 FAULT = {"action": "stop-kubelet", "node": "node-2"}
 
 
+@pytest.fixture(autouse=True)
+def replays_sent_away(settings):
+    """Every replay to the replay process, short ones included (``HEARTBEAT_REPLAY_PROCESS_FROM``)."""
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "REPLAY_PROCESS_FROM": 0}
+
+
 @pytest.fixture
 def ended_run():
     """A 3-node run that reached 150 s, its kubelet on node-2 stopped at 30 s (running: its exports are
@@ -29,7 +36,7 @@ def ended_run():
     run = reached_run(150.0, RunStatus.RUNNING, FAULT, 30.0)
     yield run
     seek.forget(run.id)
-    replayer.call(seek.forget, run.id)
+    replayer.call(seek.forget, run.id, work=math.inf)
 
 
 def answers(client, run: Run) -> dict[str, bytes]:
@@ -48,11 +55,23 @@ def test_replays_happen_in_a_process_of_their_own_and_answer_as_the_web_process_
     in_child = answers(client, ended_run)
     assert replayer.child_pid() != os.getpid()
     # the child keeps what the seek parked; this process replayed nothing
-    assert replayer.call(seek.parked_times, ended_run.id) and not seek.parked_times(ended_run.id)
+    assert replayer.call(seek.parked_times, ended_run.id, work=math.inf) and not seek.parked_times(ended_run.id)
 
     settings.HEARTBEAT = {**settings.HEARTBEAT, "REPLAY_PROCESS": False}
     assert answers(client, ended_run) == in_child
     assert seek.parked_times(ended_run.id)
+
+
+def test_a_short_replay_stays_in_the_requests_thread(client, ended_run, settings):
+    """3 nodes for 100 virtual seconds: 300 node-seconds, under the default 3,000."""
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "REPLAY_PROCESS_FROM": 3_000}
+    assert client.get(f"/api/runs/{ended_run.id}/snapshot?t=100").status_code == 200
+    assert 100.0 in seek.parked_times(ended_run.id)
+    assert client.get(f"/api/runs/{ended_run.id}/snapshot?t=150").status_code == 200  # 450
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "REPLAY_PROCESS_FROM": 400}
+    assert client.get(f"/api/runs/{ended_run.id}/snapshot?t=140").status_code == 200  # 420: sent away
+    assert 140.0 in replayer.call(seek.parked_times, ended_run.id, work=math.inf)
+    assert 140.0 not in seek.parked_times(ended_run.id)
 
 
 def test_a_replay_process_that_died_is_replaced(client, ended_run):

@@ -77,11 +77,11 @@ def events_page(run: Run, after: int, limit: int, only: EventFilter = EventFilte
     if not classroom.hides_cause(run):
         wanted = only.keeps_raw if only else None
         replayed, scanned = replayer.call(replayed_page, run, commands, after, last_seq, t, limit, wanted,
-                                          MAX_SCANNED)
+                                          MAX_SCANNED, work=run.node_count * t)
         return replayed, scanned, last_seq
     # a drill before its reveal: its events as its viewers saw them, filtered once shown so
     replayed, scanned = replayer.call(replayed_page, run, commands, after, last_seq, t,
-                                      MAX_SCANNED if only else limit, None, MAX_SCANNED)
+                                      MAX_SCANNED if only else limit, None, MAX_SCANNED, work=run.node_count * t)
     page = [classroom.viewer_event(event) for event in replayed]
     if only:
         page = [event for event in page if only.keeps(event)][:limit]

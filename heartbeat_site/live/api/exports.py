@@ -67,6 +67,7 @@ def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
 def replayed_export(run: Run, t: float, name: str, start: float, end: float, node: str | None) -> str:
     """An export made of the run replayed to ``t`` (in the replay process: replayer.py)."""
     try:
-        return replayer.call(exports.replayed_export, run, applied_fault_commands(run), t, name, start, end, node)
+        return replayer.call(exports.replayed_export, run, applied_fault_commands(run), t, name, start, end, node,
+                             work=run.node_count * t)
     except exports.ExportError as exc:
         raise ApiError(400, "unknown-node", str(exc)) from None

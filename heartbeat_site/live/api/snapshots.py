@@ -40,5 +40,5 @@ def snapshot(request: HttpRequest, run_id: str) -> HttpResponse:
     reached = round(reached, 6)
     t = query_time(request, reached)
     text = replayer.call(seek.snapshot_text, run, applied_fault_commands(run), t, reached,
-                         detail.is_node_level(run.node_count))
+                         detail.is_node_level(run.node_count), work=run.node_count * t)
     return HttpResponse(text, content_type="application/json")
