@@ -12,6 +12,7 @@ import asyncio
 import json
 import time
 
+import psutil
 import pytest
 
 from heartbeat_site.live.frames import MAX_MESSAGE_BYTES
@@ -194,3 +195,20 @@ async def test_a_worker_killed_during_a_large_run_is_still_taken_over(django_db_
         await viewer.until_seq(seq_at_kill + 2000, timeout=90)
         assert viewer.status is None
         await viewer.close()
+
+
+async def test_a_large_seek_is_replayed_beside_daphne_not_in_it(stack):
+    """A seek of 200 nodes over 30 virtual seconds (6,000 node-seconds) goes to Daphne's replay process
+    (heartbeat_site/live/replayer.py): it answers the run's nodes at that time, from a child of Daphne's."""
+    status, run = await ahttp("POST", f"{stack.base}/api/runs", {"document": large_document(200, "seek"), "speed": 10})
+    assert status == 201, run
+    viewer = await Viewer.open(run["ws_url"], "viewer")
+    await viewer.until(lambda e: e["t"] > 30, timeout=120)
+    await viewer.close()
+    daphne = psutil.Process(stack.server.pid)
+    assert not daphne.children()
+    status, body = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}/snapshot?t=30")
+    assert status == 200, body
+    snapshot = body["snapshot"]
+    assert (body["clock"]["t"], snapshot["detail"], len(snapshot["objects"]["nodes"])) == (30, "nodes", 200)
+    assert any("spawn_main" in " ".join(child.cmdline()) for child in daphne.children())
