@@ -22,7 +22,10 @@ For each size, on one run:
 5. the speed the run keeps live: virtual seconds per wall second over the 30 s (clock messages
    say ``limited_from`` when the server lowered the speed), against the CLI's speed: the same
    scenario simulated in a process of its own (``Simulation.run_until`` in 1 s steps, as the
-   driver's slices at 10x) over the same virtual interval, with the stack stopped.
+   driver's slices at 10x) over the same virtual interval, with the stack stopped;
+6. a 3-node run on the same worker, started before the large one: the longest time its viewer got
+   nothing, from the large run's creation to the outage (its start-up, its going live) and in the
+   outage's 30 s. A run says something every second (a clock message when nothing happens).
 
 The table ends with this machine's reference workload (bench/simulation_bench.py's), so figures
 from different machines compare, and each row with the load average at its end (the machine's
@@ -68,6 +71,7 @@ from heartbeat_site.embedded_redis import free_port, start_embedded  # noqa: E40
 from heartbeat_site.live.frames import MAX_MESSAGE_BYTES  # noqa: E402
 from simulation.clock import US  # noqa: E402
 from simulation.simulation import STARTUP_DONE_AT  # noqa: E402
+from tests.web.conftest import small_document  # noqa: E402
 from tests.web.live import ORIGIN, http  # noqa: E402
 from tests.web.test_live_large import large_document  # noqa: E402
 
@@ -265,6 +269,11 @@ class Watcher:
                     self.live.set()
             if message["type"] == "status":
                 self.status = message
+
+    def longest_silence(self, begin: float, end: float) -> float:
+        """The longest time between two messages (or the bounds) between two monotonic times, in s."""
+        times = [begin, *(at for at, _ in self.received if begin <= at <= end), end]
+        return max(later - earlier for earlier, later in zip(times, times[1:], strict=False))
 
     def last_clock(self) -> dict:
         return self.clocks[-1][1] if self.clocks else {}
@@ -468,6 +477,9 @@ async def measure_size(stack: Stack, browser, nodes: int, args) -> dict:
     document["duration"] = "1h"  # the bench's windows must not reach the end of the run
     row: dict = {"nodes": nodes, "document": document, "notes": []}
     server_log = len(stack.log(stack.server_name))
+    # a 3-node run on the same worker throughout: how long the large one keeps it waiting
+    small = await create_run(stack, {**small_document(), "duration": "3h"}, args.timeout)
+    neighbour = Watcher(await connect(small["ws_url"], args.timeout))
     created = time.monotonic()
     run = await create_run(stack, document, args.timeout)
     row["run_id"] = run["id"]
@@ -511,6 +523,7 @@ async def measure_size(stack: Stack, browser, nodes: int, args) -> dict:
         await asyncio.sleep(max(0.0, begin + args.window - time.monotonic()))
         end = time.monotonic()
         row["window"] = watcher.window(begin, end)
+        row["neighbour"] = (neighbour.longest_silence(created, begin), neighbour.longest_silence(begin, end))
         if traced:
             keep = Path(args.trace_dir) / f"large-{nodes}.json" if args.trace_dir else None
             row["trace"] = await trace_window(browser, page, args.window, keep)
@@ -529,6 +542,7 @@ async def measure_size(stack: Stack, browser, nodes: int, args) -> dict:
             row["notes"].append(f"the run ended: {watcher.status.get('status')} ({watcher.status.get('reason')})")
     finally:
         await watcher.close()
+        await neighbour.close()
         _, state = await asyncio.to_thread(http, "GET", f"{stack.base}/api/runs/{run['id']}")
         row["status"] = state.get("status", "?")
         row["load"] = load()
@@ -571,7 +585,7 @@ def cells(row: dict) -> list[str]:
     if "failed" in row:
         cli = row.get("cli") or {}
         return [nodes, row["failed"], "-", "-", "-", "-", "-", "-", "-",
-                f"{cli['pace']:.1f}x" if "pace" in cli else "-", row["load"]]
+                f"{cli['pace']:.1f}x" if "pace" in cli else "-", "-", row["load"]]
     join = row.get("join")
     paint = row.get("paint")
     if paint is None:
@@ -609,6 +623,7 @@ def cells(row: dict) -> list[str]:
         fan_text,
         kept,
         f"{cli['pace']:.1f}x" if "pace" in cli else cli.get("error", "-"),
+        "{:.1f} / {:.1f}".format(*row["neighbour"]),
         row["load"],
     ]
 
@@ -616,7 +631,8 @@ def cells(row: dict) -> list[str]:
 HEAD = ["nodes", "live after s", "join MiB / s (ws)", "first paint s", "KiB/s per viewer",
         "main thread ms/frame median / p95", "long tasks > 50 ms (wall; own thread time)",
         f"{FANOUT_AT:,}: 100 viewers p50 / p95 ms",
-        "kept live (x real time)", "CLI x real time", "load 1/5/15 min"]
+        "kept live (x real time)", "CLI x real time", "3-node run beside: longest silence s (start-up / outage)",
+        "load 1/5/15 min"]
 
 
 def notes(row: dict) -> list[str]:
