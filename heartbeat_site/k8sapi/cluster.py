@@ -9,8 +9,8 @@ events of the run's event log after it (docs/simulation-api.md, "Snapshot"). The
 - for a node-level run, whose stored snapshot is trimmed (no pods, no EndpointSlices), the
   objects its driver holds, asked for over Redis as a page asks for a node's details
   (``detail.cluster_objects``): a rebuild of a 5,000-node run would take half a minute;
-- when neither answers (a run past its Redis retention, or between drivers), the run rebuilt in
-  this process (``replay.rebuild``, deterministic) to the published time.
+- when neither answers (a run past its Redis retention, or between drivers), the run replayed
+  (``seek.state_text``, deterministic, in the replay process for a large run) to the published time.
 
 Each process keeps one ``RunObjects`` per run it was asked about and brings it up to the run's
 last seq on each request: a few log reads, not a rebuild. A node-level run's objects also follow its
@@ -42,10 +42,10 @@ import orjson
 from heartbeat_site.k8sapi.status import K8sError
 from heartbeat_site.k8sapi.tables import RowCache
 from heartbeat_site.k8sapi.workloads import WORKLOAD_RESOURCES, Workloads
-from heartbeat_site.live import detail, runstore
+from heartbeat_site.live import detail, replayer, runstore, seek
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.redis_client import get_redis
-from heartbeat_site.live.replay import rebuild
+from heartbeat_site.live.replay import applied_fault_commands
 from simulation import load_scenario
 
 log = logging.getLogger(__name__)
@@ -410,11 +410,11 @@ def _load_base(objs: RunObjects, run: Run, target_t: float) -> None:
             log.info("run %s: the API's objects from its driver, at seq %d (answered and parsed in %.1f s, "
                      "loaded in %.1f s)", run.id, objs.last_seq, answered - asked, time.monotonic() - answered)
             return
-    # nobody has the objects (an ended run past its retention, a driver not answering): rebuilt here
-    log.info("run %s: the API's objects rebuilt in this process to t=%.1f s", run.id, target_t)
-    sim = rebuild(run)
-    sim.run_until(target_t)
-    snapshot = sim.snapshot()
+    # nobody has the objects (an ended run past its retention, a driver not answering): replayed, beside
+    # this process's event loop for a large run (heartbeat_site/live/replayer.py)
+    log.info("run %s: the API's objects replayed to t=%.1f s", run.id, target_t)
+    text = replayer.call(seek.state_text, run, applied_fault_commands(run), target_t, work=run.node_count * target_t)
+    snapshot = orjson.loads(text)
     objs.load(snapshot["objects"], snapshot["t"], int(snapshot["last_seq"]))
 
 

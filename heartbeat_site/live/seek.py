@@ -136,6 +136,12 @@ def snapshot_at(run: Run, commands: list[Command], t: float, *, reached: float |
                                 snapshot["last_seq"])
 
 
+def state_text(run: Run, commands: list[Command], t: float) -> str:
+    """``state_at`` with every object, as JSON: what the Kubernetes API of a run loads when neither Redis
+    nor a driver has its objects (heartbeat_site/k8sapi/cluster.py)."""
+    return frames.dumps(state_at(run, commands, t))
+
+
 def state_at(run: Run, commands: list[Command], t: float, *, reached: float | None = None,
              node_level: bool = False) -> dict:
     """The simulation's snapshot of ``run`` at ``t`` (every object, or node level), a drill's cause hidden

@@ -14,8 +14,10 @@ import time
 import psutil
 import pytest
 
+from heartbeat_site.k8sapi import cluster
 from heartbeat_site.live import replayer, seek
 from heartbeat_site.live.models import Run, RunStatus
+from simulation import Simulation, load_scenario
 from tests.web.conftest import reached_run
 
 pytestmark = [pytest.mark.django_db]
@@ -103,3 +105,22 @@ def test_the_replay_process_ends_with_its_web_process(tmp_path):
             time.sleep(0.1)
     finally:
         web.kill()
+
+
+@pytest.mark.django_db(transaction=True)  # the API reads the run on threads of its own
+def test_the_kubernetes_api_of_a_run_nobody_has_objects_of_replays_it(client, ended_run):
+    """A run past its Redis retention and without a driver: its API's objects are replayed (here in the replay
+    process), node-2's Lease last renewed before its kubelet stopped at 30 s, as the simulation has it."""
+    try:
+        response = client.get(f"/k8s/runs/{ended_run.id}/apis/coordination.k8s.io/v1/namespaces/kube-node-lease"
+                              "/leases/node-2")
+        assert response.status_code == 200, response.content
+    finally:
+        cluster._RUNS.pop(ended_run.id, None)
+    sim = Simulation(load_scenario(ended_run.document), seed=ended_run.seed)
+    sim.schedule_command(FAULT, 30.0)
+    sim.run_until(150.0)
+    lease = next(o for o in sim.snapshot()["objects"]["leases"] if o["metadata"]["name"] == "node-2")
+    served = response.json()
+    assert served["spec"]["renewTime"] == lease["spec"]["renewTime"] < "2026-01-01T00:00:30"
+    assert 150.0 in replayer.call(seek.parked_times, ended_run.id, work=math.inf)
