@@ -230,7 +230,8 @@ class RunPage {
     this.clock.anchor(snapshot.time, snapshot.t ?? 0);
     this.clock.update(msg.clock ?? { t: snapshot.t ?? 0, speed: 1, paused: true });
     if (msg.run) this.onStatus(msg.run);
-    this.focus = this.#defaultFocus(this.wantedFocus);
+    // a page following the trainer keeps the trainer's node through a fresh snapshot (a resync, a rejoin)
+    this.focus = (this.follow?.following && this.follow.last.node) || this.#defaultFocus(this.wantedFocus);
     this.setFocus(this.focus, { force: true, auto: true });
     this.cluster.invalidate();
     this.renderedVersion = -1;
