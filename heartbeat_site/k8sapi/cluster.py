@@ -45,7 +45,6 @@ from heartbeat_site.k8sapi.workloads import WORKLOAD_RESOURCES, Workloads
 from heartbeat_site.live import detail, replayer, runstore, seek
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.redis_client import get_redis
-from heartbeat_site.live.replay import applied_fault_commands
 from simulation import load_scenario
 
 log = logging.getLogger(__name__)
@@ -413,7 +412,7 @@ def _load_base(objs: RunObjects, run: Run, target_t: float) -> None:
     # nobody has the objects (an ended run past its retention, a driver not answering): replayed, beside
     # this process's event loop for a large run (heartbeat_site/live/replayer.py)
     log.info("run %s: the API's objects replayed to t=%.1f s", run.id, target_t)
-    text = replayer.call(seek.state_text, run, applied_fault_commands(run), target_t, work=run.node_count * target_t)
+    text = replayer.replay(seek.state_text, run, target_t, t=target_t)
     snapshot = orjson.loads(text)
     objs.load(snapshot["objects"], snapshot["t"], int(snapshot["last_seq"]))
 

@@ -30,7 +30,6 @@ from django.conf import settings
 from heartbeat_site.live import classroom, commands, detail, fanout, frames, replayer, runstore, seek
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run, RunStatus
-from heartbeat_site.live.replay import applied_fault_commands
 
 log = logging.getLogger(__name__)
 
@@ -490,5 +489,4 @@ def _rebuilt_snapshot(run_id: str) -> str:
     """The run's snapshot at the time the database says it reached, replayed in the replay process."""
     run = Run.objects.get(pk=run_id)
     t = round(run.t_reached, 6)
-    return replayer.call(seek.snapshot_text, run, applied_fault_commands(run), t, t,
-                         detail.is_node_level(run.node_count), run.paused, work=run.node_count * t)
+    return replayer.replay(seek.snapshot_text, run, t, t, detail.is_node_level(run.node_count), run.paused, t=t)

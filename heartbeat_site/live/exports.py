@@ -27,7 +27,7 @@ from django.conf import settings
 from heartbeat_site.live import classroom, replayer, seek
 from heartbeat_site.live.models import Command, Run
 from heartbeat_site.live.redis_client import get_redis
-from heartbeat_site.live.replay import applied_fault_commands, simulation_of
+from heartbeat_site.live.replay import simulation_of
 from simulation import audit_record, load_scenario
 from simulation.cli import timeline_line
 
@@ -257,7 +257,7 @@ def objects_yaml(run: Run, t: float, *, reached: float) -> str:
     """The cluster's objects at ``t`` as ``kubectl get nodes,leases,pods,services,endpointslices -A -o yaml``
     prints them: a ``v1`` ``List`` whose items carry their own apiVersion and kind. Built in the replay
     process (replayer.py), the replay and the YAML alike."""
-    return replayer.call(objects_yaml_of, run, applied_fault_commands(run), t, reached, work=run.node_count * t)
+    return replayer.replay(objects_yaml_of, run, t, reached, t=t)
 
 
 def objects_yaml_of(run: Run, commands: list[Command], t: float, reached: float) -> str:

@@ -28,11 +28,13 @@ from typing import TypeVar
 
 from django.conf import settings
 
+from heartbeat_site.live import replay_child
+from heartbeat_site.live.models import Run
+from heartbeat_site.live.replay import applied_fault_commands
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-PARENT_CHECK_SECONDS = 2.0
 
 _lock = threading.Lock()
 _executor: ProcessPoolExecutor | None = None
@@ -59,6 +61,12 @@ def call(function: Callable[..., T], *args: object, work: float) -> T:
     return _get_executor().submit(function, *args).result()
 
 
+def replay(function: Callable[..., T], run: Run, *args: object, t: float) -> T:
+    """``function(run, its applied fault commands, *args)``, a replay of ``run`` up to virtual time ``t``,
+    where ``call`` puts it. The commands are read here: the replay process opens no database."""
+    return call(function, run, applied_fault_commands(run), *args, work=run.node_count * t)
+
+
 def child_pid() -> int:
     """The replay process's pid (it is started if need be)."""
     return call(os.getpid, work=math.inf)
@@ -77,7 +85,7 @@ def _get_executor() -> ProcessPoolExecutor:
     with _lock:
         if _executor is None:
             _executor = ProcessPoolExecutor(
-                max_workers=1, mp_context=get_context("spawn"), initializer=_start_child, initargs=(os.getpid(),)
+                max_workers=1, mp_context=get_context("spawn"), initializer=replay_child.start, initargs=(os.getpid(),)
             )
         return _executor
 
@@ -88,19 +96,3 @@ def _discard(executor: ProcessPoolExecutor) -> None:
         if _executor is executor:
             _executor = None
     executor.shutdown(wait=False, cancel_futures=True)
-
-
-def _start_child(parent: int) -> None:
-    """In the child: Django's apps (the models of the runs it is sent), and an end with the parent."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heartbeat_site.settings")
-    import django
-
-    django.setup()
-    threading.Thread(target=_exit_with, args=(parent,), name="replay parent check", daemon=True).start()
-
-
-def _exit_with(parent: int) -> None:
-    """A web process killed outright cannot end its child: the child notices and ends itself."""
-    while os.getppid() == parent:
-        threading.Event().wait(PARENT_CHECK_SECONDS)
-    os._exit(0)

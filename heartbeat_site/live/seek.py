@@ -117,23 +117,16 @@ def _catch_up_commands(entry: Parked, commands: list[Command]) -> bool:
 
 def snapshot_text(run: Run, commands: list[Command], t: float, reached: float, node_level: bool,
                   paused: bool = True) -> str:
-    """``snapshot_at`` as the JSON a client gets (what the replay process sends back: replayer.py)."""
-    return frames.dumps(snapshot_at(run, commands, t, reached=reached, node_level=node_level, paused=paused))
-
-
-def snapshot_at(run: Run, commands: list[Command], t: float, *, reached: float | None = None,
-                node_level: bool | None = None, paused: bool = True) -> dict:
-    """The snapshot body (``frames.snapshot_body``) of ``run`` at virtual time ``t``, as a viewer gets it.
+    """The snapshot body (``frames.snapshot_body``) of ``run`` at virtual time ``t`` as the JSON a viewer
+    gets (what the replay process sends back: replayer.py).
 
     ``commands``: the run's applied faults (``replay.applied_fault_commands``); ``reached``: the run's
-    reached time, where checkpoints go (``t`` when not given); ``node_level``: as the run's viewers get it
-    (``detail.is_node_level`` when not given); ``paused``: its clock's (a seek's clock stands at ``t``).
+    reached time, where checkpoints go; ``node_level``: as the run's viewers get it
+    (``detail.is_node_level``); ``paused``: its clock's (a seek's clock stands at ``t``).
     """
-    if node_level is None:
-        node_level = detail.is_node_level(run.node_count)
     snapshot = state_at(run, commands, t, reached=reached, node_level=node_level)
-    return frames.snapshot_body(snapshot, {"t": round(t, 6), "speed": run.speed, "paused": paused},
-                                snapshot["last_seq"])
+    return frames.dumps(frames.snapshot_body(snapshot, {"t": round(t, 6), "speed": run.speed, "paused": paused},
+                                             snapshot["last_seq"]))
 
 
 def state_text(run: Run, commands: list[Command], t: float) -> str:

@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from heartbeat_site.k8sapi import cluster
-from heartbeat_site.live import replayer, seek
+from heartbeat_site.live import replay_child, replayer, seek
 from heartbeat_site.live.models import Run, RunStatus
 from simulation import Simulation, load_scenario
 from tests.web.conftest import reached_run
@@ -99,7 +99,7 @@ def test_the_replay_process_ends_with_its_web_process(tmp_path):
         assert child.ppid() == web.pid
         web.kill()
         web.wait(10)
-        deadline = time.monotonic() + 10 * replayer.PARENT_CHECK_SECONDS
+        deadline = time.monotonic() + 10 * replay_child.PARENT_CHECK_SECONDS
         while child.is_running() and child.status() != psutil.STATUS_ZOMBIE:
             assert time.monotonic() < deadline, "the replay process outlived its web process"
             time.sleep(0.1)

@@ -19,7 +19,7 @@ from heartbeat_site.live.api.bodies import query_int
 from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
-from heartbeat_site.live.replay import applied_fault_commands, replayed_page
+from heartbeat_site.live.replay import replayed_page
 from simulation import audit_record
 from simulation.events import SimEvent
 
@@ -73,15 +73,13 @@ def events_page(run: Run, after: int, limit: int, only: EventFilter = EventFilte
     logged = _logged_page(run.id, after, last_seq, limit, only)
     if logged is not None:
         return (*logged, last_seq)
-    commands = applied_fault_commands(run)
     if not classroom.hides_cause(run):
         wanted = only.keeps_raw if only else None
-        replayed, scanned = replayer.call(replayed_page, run, commands, after, last_seq, t, limit, wanted,
-                                          MAX_SCANNED, work=run.node_count * t)
+        replayed, scanned = replayer.replay(replayed_page, run, after, last_seq, t, limit, wanted, MAX_SCANNED, t=t)
         return replayed, scanned, last_seq
     # a drill before its reveal: its events as its viewers saw them, filtered once shown so
-    replayed, scanned = replayer.call(replayed_page, run, commands, after, last_seq, t,
-                                      MAX_SCANNED if only else limit, None, MAX_SCANNED, work=run.node_count * t)
+    replayed, scanned = replayer.replay(replayed_page, run, after, last_seq, t, MAX_SCANNED if only else limit,
+                                        None, MAX_SCANNED, t=t)
     page = [classroom.viewer_event(event) for event in replayed]
     if only:
         page = [event for event in page if only.keeps(event)][:limit]

@@ -12,7 +12,6 @@ from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.api.snapshots import query_time
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
-from heartbeat_site.live.replay import applied_fault_commands
 
 CONTENT_TYPES = {  # one per name in exports.EXPORT_NAMES
     "summary.md": "text/markdown; charset=utf-8",
@@ -67,7 +66,6 @@ def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
 def replayed_export(run: Run, t: float, name: str, start: float, end: float, node: str | None) -> str:
     """An export made of the run replayed to ``t`` (in the replay process: replayer.py)."""
     try:
-        return replayer.call(exports.replayed_export, run, applied_fault_commands(run), t, name, start, end, node,
-                             work=run.node_count * t)
+        return replayer.replay(exports.replayed_export, run, t, name, start, end, node, t=t)
     except exports.ExportError as exc:
         raise ApiError(400, "unknown-node", str(exc)) from None

@@ -14,7 +14,6 @@ from heartbeat_site.live import detail, replayer, seek
 from heartbeat_site.live.api.events import published_position
 from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.errors import ApiError
-from heartbeat_site.live.replay import applied_fault_commands
 
 
 def query_time(request: HttpRequest, reached: float) -> float:
@@ -39,6 +38,5 @@ def snapshot(request: HttpRequest, run_id: str) -> HttpResponse:
     reached, _ = published_position(run)
     reached = round(reached, 6)
     t = query_time(request, reached)
-    text = replayer.call(seek.snapshot_text, run, applied_fault_commands(run), t, reached,
-                         detail.is_node_level(run.node_count), work=run.node_count * t)
+    text = replayer.replay(seek.snapshot_text, run, t, reached, detail.is_node_level(run.node_count), t=t)
     return HttpResponse(text, content_type="application/json")
