@@ -1,4 +1,5 @@
-# Heartbeat Classroom: `make run` serves on http://127.0.0.1:$(PORT); `make test` runs everything.
+# Heartbeat Classroom: `make run` serves on http://127.0.0.1:$(PORT); `make classroom` serves the room's network
+# (ROOM=<interface|address|host name> to choose its address); `make test` runs everything.
 SHELL := /bin/bash
 VENV ?= .venv
 # what .venv is built from: see scripts/pick-python (delete .venv to rebuild it from another)
@@ -9,17 +10,18 @@ NPM_STAMP := node_modules/.install.stamp
 PORT ?= 8000
 export PORT
 
-.PHONY: setup python-deps npm-deps messages db run test lint bench golden
+.PHONY: setup python-deps npm-deps messages db run classroom test lint bench golden
 
 setup: python-deps npm-deps messages db
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall only when requirements.txt changed.
-$(REQ_STAMP): requirements.txt | $(PY)
+# Reinstall only when a file of requirements/ changed. A checkout gets requirements/dev.txt: the runtime
+# (requirements/runtime.txt, all a production install needs) with the test, lint and bench packages.
+$(REQ_STAMP): $(wildcard requirements/*.txt) | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet -r requirements/dev.txt
 	touch $(REQ_STAMP)
 
 python-deps: $(REQ_STAMP)
@@ -46,6 +48,10 @@ db: python-deps
 run: setup
 	$(PY) manage.py runstack --port $(PORT)
 
+# A class from this laptop: DEBUG off, static files collected, served on every address; prints the room's URL and QR.
+classroom: setup
+	HEARTBEAT_CLASSROOM=1 $(PY) manage.py runstack --port $(PORT)
+
 # ruff, then mypy on what [tool.mypy] in pyproject.toml lists
 lint: python-deps
 	$(PY) -m ruff check .
@@ -68,3 +74,4 @@ bench: setup
 	$(PY) bench/kubectl_bench.py
 	$(PY) bench/seek_bench.py
 	$(PY) bench/replay_bench.py
+	$(PY) bench/lighthouse_bench.py

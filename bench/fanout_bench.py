@@ -2,7 +2,9 @@
 
 For each server and audience size it reports frame latency (``sent_at`` in the frame to
 receipt by a viewer) p50 / p95 / p99, frames per second per viewer, the ASGI server's CPU,
-and command-to-frame latency (POST of a fault to the viewers receiving its event) p95.
+and command-to-frame latency (POST of a fault to the viewers receiving its event) p95, and the
+number of Redis subscriptions to the run's feed (PUBSUB NUMSUB: one per ASGI process, whatever
+the audience).
 Everything runs on this machine: the viewers share one client process, so the figures
 include client-side queuing; they are comparative (Daphne vs uvicorn), not absolute.
 
@@ -26,10 +28,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
+import redis  # noqa: E402
 import websockets  # noqa: E402
 
 from heartbeat_site import processes  # noqa: E402
 from heartbeat_site.embedded_redis import free_port, redis_answers, start_embedded  # noqa: E402
+from heartbeat_site.live import runstore  # noqa: E402
 
 DOCUMENT = {
     "name": "bench-fanout",
@@ -119,7 +123,7 @@ class Audience:
         return faults
 
 
-async def measure(base: str, ws_base: str, server_pid: int, viewers: int, seconds: float) -> dict:
+async def measure(base: str, ws_base: str, server_pid: int, viewers: int, seconds: float, redis_url: str) -> dict:
     run = await asyncio.to_thread(post, f"{base}/api/runs", {"document": DOCUMENT, "speed": SPEED})
     url = f"{ws_base}/ws/runs/{run['id']}/"
     audience = Audience()
@@ -147,6 +151,9 @@ async def measure(base: str, ws_base: str, server_pid: int, viewers: int, second
     await asyncio.sleep(1.0)
     elapsed = time.monotonic() - started
     cpu, client_cpu = server.cpu_percent(None), client.cpu_percent(None)
+    channel = runstore.feed_channel(run["id"])
+    with redis.Redis.from_url(redis_url) as store:
+        subscriptions = dict(store.pubsub_numsub(channel))[channel.encode()]
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -166,6 +173,7 @@ async def measure(base: str, ws_base: str, server_pid: int, viewers: int, second
         "cmd_p95": percentile(command_latencies, 95),
         "commands_seen": len(command_latencies),
         "join_retries": audience.retries,
+        "subscriptions": subscriptions,
     }
 
 
@@ -201,7 +209,9 @@ def main() -> None:
                 processes.wait_http(f"http://127.0.0.1:{port}/api/openapi.json", server)
                 results[server_name] = [
                     asyncio.run(
-                        measure(f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", server.pid, n, args.seconds)
+                        measure(
+                            f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", server.pid, n, args.seconds, redis_url
+                        )
                     )
                     for n in sizes
                 ]
@@ -218,14 +228,14 @@ def main() -> None:
     )
     print(
         f"{'server':8} {'viewers':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'frames/s':>9} {'CPU %':>6} "
-        f"{'client CPU %':>12} {'cmd→frame p95 ms':>17} {'join retries':>12}"
+        f"{'client CPU %':>12} {'cmd→frame p95 ms':>17} {'join retries':>12} {'subscriptions':>13}"
     )
     for server_name, rows in results.items():
         for r in rows:
             print(
                 f"{server_name:8} {r['viewers']:>7} {r['p50']:>8.1f} {r['p95']:>8.1f} {r['p99']:>8.1f} "
                 f"{r['fps']:>9.1f} {r['cpu']:>6.0f} {r['client_cpu']:>12.0f} {r['cmd_p95']:>17.1f} "
-                f"{r['join_retries']:>12}"
+                f"{r['join_retries']:>12} {r['subscriptions']:>13}"
             )
     print("goals: p95 < 100 ms at 100 viewers, < 250 ms at 500; command-to-frame p95 < 200 ms")
 

@@ -8,15 +8,19 @@ embedded Redis, a Celery worker, Daphne), all on 127.0.0.1:
    of the first one (the server process has never been asked about the run: it must get its
    objects) and the median of three repeated ones; then kubectl's own share: the same command
    against a static server that answers with the very bytes of the run's Table (kubectl decodes
-   each row's object metadata three times and prints 50,000 rows: no server can answer faster).
+   each row's object metadata three times and prints 50,000 rows: no server can answer faster);
+3. volumes: ``kubectl get pvc,pv,volumeattachments -A`` on a live 1,000-node run whose StatefulSet has a
+   volume per node (1,000 claims, volumes and attachments, created in parallel): the median of three
+   lists once the process follows the run, and ``kubectl get volumeattachments -w`` printing the list.
 
 The table ends with this machine's reference workload (bench/simulation_bench.py's) and the load
 average, so figures from different machines compare. ``--code DIR`` serves another checkout (as
 in bench/large_bench.py).
 
-    python bench/kubectl_bench.py [--watchers 100] [--watch-nodes 100] [--list-nodes 5000] [--code DIR]
+    python bench/kubectl_bench.py [--watchers 100] [--watch-nodes 100] [--list-nodes 5000] [--volume-nodes 1000]
+                                  [--code DIR]
 
-``--watchers 0`` measures the large list only.
+``--watchers 0``, ``--list-nodes 0``, ``--volume-nodes 0`` leave that part out.
 """
 
 from __future__ import annotations
@@ -247,26 +251,81 @@ async def measure_list(stack: Stack, nodes: int, timeout: float) -> dict:
             "table_mb": len(table) / 1e6, "sent_mb": sent / 1e6, "kubectl_alone": alone}
 
 
-async def measure(args, code: Path) -> tuple[dict | None, dict]:
+VOLUME_LIST = ("get", "pvc,pv,volumeattachments", "-A", "--no-headers")
+
+
+def with_volumes(nodes: int, name: str) -> dict:
+    """``hour_long``'s cluster and a StatefulSet with one replica, and so one volume, per node."""
+    document = hour_long(nodes, name)
+    document["cluster"]["workloads"].append({"name": "db", "kind": "StatefulSet", "replicas": nodes,
+                                             "podManagementPolicy": "Parallel",
+                                             "volumeClaimTemplates": [{"name": "data", "storage": "1Gi"}]})
+    return document
+
+
+async def measure_volumes(stack: Stack, nodes: int, timeout: float) -> dict:
+    run = await create_run(stack, with_volumes(nodes, f"kubectl-volumes-{nodes}"), timeout)
+    await until_live(stack, run, timeout)
+    home = Path(tempfile.mkdtemp(prefix="heartbeat-kubectl-bench-"))
+    try:
+        deadline = time.monotonic() + timeout
+        while True:  # until every replica's volume is attached somewhere
+            done = await asyncio.to_thread(subprocess.run, kubectl(stack, run, home, *VOLUME_LIST),
+                                           capture_output=True, env=kubectl_env(home), timeout=120)
+            attached = sum(1 for line in done.stdout.decode().splitlines() if line.split()[-2:-1] == ["true"])
+            if attached >= nodes:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{attached} of {nodes} volumes attached within {timeout} s")
+            await asyncio.sleep(2)
+        took = []
+        for _ in range(REPEATS):
+            started = time.perf_counter()
+            done = await asyncio.to_thread(subprocess.run, kubectl(stack, run, home, *VOLUME_LIST),
+                                           capture_output=True, env=kubectl_env(home), timeout=120)
+            took.append(time.perf_counter() - started)
+        rows = done.stdout.count(b"\n")
+        started = time.perf_counter()
+        watching = await asyncio.create_subprocess_exec(
+            *kubectl(stack, run, home, "get", "volumeattachments", "-w"), stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL, env=kubectl_env(home))
+        assert watching.stdout is not None
+        for _ in range(nodes + 1):  # the header and one line per attachment
+            await asyncio.wait_for(watching.stdout.readline(), timeout)
+        watch_listed = time.perf_counter() - started
+        watching.kill()
+        await watching.wait()
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    await command(stack, run, {"action": "stop"})
+    return {"nodes": nodes, "rows": rows, "repeated": statistics.median(took), "watch_listed": watch_listed}
+
+
+async def measure(args, code: Path) -> tuple[dict | None, dict | None, dict | None]:
     async with running_stack(code, "daphne", args.timeout) as stack:
-        watch = None
+        watch = listed = volumes = None
         if args.watchers:
             watch = await measure_watchers(stack, args.watchers, args.watch_nodes, args.timeout)
             print(f"watchers: {watch}  (load {load()})", flush=True)
-        listed = await measure_list(stack, args.list_nodes, args.timeout)
-        print(f"list: {listed}  (load {load()})", flush=True)
-    return watch, listed
+        if args.list_nodes:
+            listed = await measure_list(stack, args.list_nodes, args.timeout)
+            print(f"list: {listed}  (load {load()})", flush=True)
+        if args.volume_nodes:
+            volumes = await measure_volumes(stack, args.volume_nodes, args.timeout)
+            print(f"volumes: {volumes}  (load {load()})", flush=True)
+    return watch, listed, volumes
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--watchers", type=int, default=100, help="0: only the large list")
     parser.add_argument("--watch-nodes", type=int, default=100)
-    parser.add_argument("--list-nodes", type=int, default=5000)
+    parser.add_argument("--list-nodes", type=int, default=5000, help="0: no large list")
+    parser.add_argument("--volume-nodes", type=int, default=1000, help="0: no volumes")
     parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to serve (default: this one)")
     parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args()
-    watch, listed = asyncio.run(measure(args, args.code.resolve()))
+    watch, listed, volumes = asyncio.run(measure(args, args.code.resolve()))
     print()
     print("| figure | value |")
     print("|---|---|")
@@ -275,13 +334,17 @@ def main() -> None:
               f"Daphne CPU % over {WATCH_SECONDS:.0f} s | {watch['cpu']:.0f} |")
         print(f"| watchers that printed nodes going NotReady | {watch['seeing']} of {watch['watchers']} "
               f"(median {watch['lines']:.0f} lines each) |")
-    print(f"| `kubectl get pods -A`, {listed['nodes']:,}-node run ({listed['pods']:,} pods): first, s | "
-          f"{listed['first']:.2f} |")
-    print(f"| the same, repeated (median of {REPEATS}), s | {listed['repeated']:.2f} |")
-    print(f"| kubectl alone: the same Table ({listed['table_mb']:.1f} MB, {listed['sent_mb']:.1f} MB sent) from a "
-          f"static server, s | "
-          f"{listed['kubectl_alone']:.2f} |")
-    print(f"| the server's share of a repeated list, s | {listed['repeated'] - listed['kubectl_alone']:.2f} |")
+    if listed is not None:
+        print(f"| `kubectl get pods -A`, {listed['nodes']:,}-node run ({listed['pods']:,} pods): first, s | "
+              f"{listed['first']:.2f} |")
+        print(f"| the same, repeated (median of {REPEATS}), s | {listed['repeated']:.2f} |")
+        print(f"| kubectl alone: the same Table ({listed['table_mb']:.1f} MB, {listed['sent_mb']:.1f} MB sent) "
+              f"from a static server, s | {listed['kubectl_alone']:.2f} |")
+        print(f"| the server's share of a repeated list, s | {listed['repeated'] - listed['kubectl_alone']:.2f} |")
+    if volumes is not None:
+        print(f"| `kubectl get pvc,pv,volumeattachments -A`, {volumes['nodes']:,}-node run, a volume per node "
+              f"({volumes['rows']:,} rows): repeated (median of {REPEATS}), s | {volumes['repeated']:.2f} |")
+        print(f"| `kubectl get volumeattachments -w` on it: its list printed, s | {volumes['watch_listed']:.2f} |")
     print()
     print(f"Reference workload: {reference_ms():.0f} ms; load average {load()}")
 

@@ -1,4 +1,5 @@
-"""Recovery benchmark: how long a live run takes to come back after Redis restarts empty.
+"""Recovery benchmark: how long a live run takes to come back after Redis restarts empty, or after the
+worker driving it is killed.
 
 For a 3-node and a 1,000-node run at 10x (Daphne, one Celery worker, a redis-server of its
 own): Redis is killed with SIGKILL, started again empty after 5 s, and a viewer that
@@ -9,7 +10,17 @@ reconnects like the pages do (``?after=<last seq>``, backing off from 0.2 s to 1
   advanced by at least 90 % of its speed;
 - whether every reconnect resumed exactly where the viewer was (no gap).
 
+With ``--takeover 1000:5,1000:15`` (nodes:virtual minutes), instead: a run driven by one worker until its
+clock passes that age, a second worker started, the first killed with SIGKILL; once with the run's
+checkpoints (``HEARTBEAT_CHECKPOINT_SECONDS``, default) and once without (``0``: the heir replays from 0):
+
+- kill -> first frame: from the kill to the viewer's first frame from the heir (the lease lapsing,
+  ``LEASE_TTL``, is part of it);
+- rebuild: the heir's own time to continue the checkpoint (or replay from 0) to the published position;
+- the checkpoints' size and write time (in the process beside the driver), from the first worker's log.
+
     python bench/recovery_bench.py [--sizes 3,1000] [--outage 5]
+    python bench/recovery_bench.py --takeover 1000:5,1000:15,5000:15 [--speed 20]
 """
 
 from __future__ import annotations
@@ -18,6 +29,8 @@ import argparse
 import asyncio
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -152,12 +165,122 @@ async def measure(base: str, redis, nodes: int, outage: float) -> dict:
     }
 
 
+TAKEOVER_SPEED = 20.0
+LEASE_TTL = 2.0
+CHECKPOINT_LINE = re.compile(r"checkpoint at t=([\d.]+) s \(seq \d+\): ([\d.]+) s, (\d+) bytes")
+REBUILD_LINE = re.compile(r"(continued its checkpoint at t=([\d.]+) s|replayed from 0) .*to t=([\d.]+) s in ([\d.]+) s")
+
+
+async def measure_takeover(base: str, nodes: int, minutes: float, speed: float, workers: dict, start_heir) -> dict:
+    from heartbeat_site.live import runstore  # after Django's set-up (main)
+
+    run = post(f"{base}/api/runs", {"document": document(nodes), "speed": speed})
+    follower = Follower(run["ws_url"])
+    task = asyncio.create_task(follower.run(time.monotonic() + 900))
+    await asyncio.to_thread(start_heir)  # now: it is up (its watchdog too) when the age is reached
+    deadline = time.monotonic() + 600
+    while not follower.clock or follower.clock[-1][1] < 60 * minutes:
+        assert time.monotonic() < deadline, "the run did not reach its age within 600 s"
+        await asyncio.sleep(0.05)
+    holder = runstore.lease_holder(run["id"])
+    age = follower.clock[-1][1]
+    killed = time.monotonic()
+    # the longest wait between two frames while the run was live (checkpoints written meanwhile)
+    live_from = next((w for w, t in follower.clock if t > 60), killed)
+    before = [w for w in follower.frames_at if live_from <= w <= killed]
+    gap = max((b - a for a, b in zip(before, before[1:], strict=False)), default=None)
+    os.kill(workers["first"].pid, signal.SIGKILL)
+    workers["first"].wait()
+    while runstore.lease_holder(run["id"]) in (holder, None) and time.monotonic() < killed + 300:
+        await asyncio.sleep(0.05)
+    taken = time.monotonic()
+    while time.monotonic() < taken + 300 and not any(t > taken for t in follower.frames_at):
+        await asyncio.sleep(0.05)
+    first = next((t for t in follower.frames_at if t > taken), None)
+    task.cancel()
+    return {"nodes": nodes, "minutes": minutes, "age": age, "max_frame_gap_s": round(gap, 2) if gap else None,
+            "first_frame_s": round(first - killed, 2) if first else None}
+
+
+def takeover(workdir: Path, cases: list[tuple[int, float]], speed: float) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heartbeat_site.settings")
+    import django
+    from django.conf import settings
+
+    django.setup()  # runstore reads the lease holder in the Redis of each case (settings.REDIS_URL)
+    results = []
+    for nodes, minutes in cases:
+        for checkpoints in (True, False):
+            redis = start_embedded()
+            settings.REDIS_URL = redis.url
+            tag = f"{nodes}-{minutes:g}-{'ckpt' if checkpoints else 'replay'}"
+            env = {
+                "REDIS_URL": redis.url,
+                "DATABASE_URL": f"sqlite:///{workdir / f'takeover-{tag}.sqlite3'}",
+                "HEARTBEAT_MAX_RUNS_PER_CLIENT": "100",
+                "HEARTBEAT_LEASE_TTL": str(LEASE_TTL),
+                "LOG_LEVEL": "INFO",
+                **({} if checkpoints else {"HEARTBEAT_CHECKPOINT_SECONDS": "0"}),
+            }
+            subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT,
+                           env={**os.environ, **env}, check=True)
+            logs = {name: workdir / f"worker-{tag}-{name}.log" for name in ("first", "heir")}
+            workers = {"first": processes.start_worker(env, concurrency=4, name=f"first-{tag}", log_path=logs["first"])}
+
+            def start_heir(env=env, workers=workers, logs=logs, tag=tag) -> None:
+                workers["heir"] = processes.start_worker(env, concurrency=4, name=f"heir-{tag}", log_path=logs["heir"])
+
+            port = free_port()
+            server = processes.start_asgi("daphne", port, env, log_path=workdir / f"daphne-{tag}.log")
+            try:
+                processes.wait_http(f"http://127.0.0.1:{port}/api/openapi.json", server)
+                result = asyncio.run(measure_takeover(f"http://127.0.0.1:{port}", nodes, minutes, speed, workers,
+                                                      start_heir))
+            finally:
+                processes.stop(server)
+                for worker in workers.values():
+                    processes.stop(worker)
+                redis.stop()
+            written = CHECKPOINT_LINE.findall(logs["first"].read_text(errors="replace"))
+            rebuilt = REBUILD_LINE.findall(logs["heir"].read_text(errors="replace"))
+            result.update(checkpoints=checkpoints, written=written, rebuilt=rebuilt[-1] if rebuilt else None)
+            results.append(result)
+            print(json.dumps(result), flush=True)
+    load = os.getloadavg()
+    print(f"\ntakeover benchmark: runs at up to {speed:g}x, lease TTL {LEASE_TTL:g} s, the driving worker "
+          f"killed with SIGKILL, {os.cpu_count()} cores, load {load[0]:.1f} (logs: {workdir})")
+    print("| nodes | age (virtual) | heir starts from | kill -> first frame | heir's rebuild | checkpoint size | "
+          "checkpoint write (beside the driver) | longest frame gap before the kill |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        rebuilt = r["rebuilt"]
+        start = "no checkpoint: replay from 0"
+        if rebuilt and rebuilt[1]:
+            start = f"checkpoint at {float(rebuilt[1]) / 60:.1f} min"
+        rebuild = f"{float(rebuilt[3]):.2f} s" if rebuilt else "?"
+        first = f"{r['first_frame_s']:.2f} s" if r["first_frame_s"] is not None else "none within 300 s"
+        sizes = [int(b) for _, _, b in r["written"]]
+        times = [float(s) for _, s, _ in r["written"]]
+        size = f"{max(sizes) / 1e6:.1f} MB" if sizes else ""
+        write = f"{min(times):.2f} to {max(times):.2f} s ({len(times)})" if times else ""
+        gap = f"{r['max_frame_gap_s']:.2f} s" if r["max_frame_gap_s"] is not None else ""
+        age = f"{r['age'] / 60:.1f} min"
+        print(f"| {r['nodes']:,} | {age} | {start} | {first} | {rebuild} | {size} | {write} | {gap} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="3,1000")
     parser.add_argument("--outage", type=float, default=5.0)
+    parser.add_argument("--takeover", default="",
+                        help="nodes:minutes,... (a worker killed, with and without checkpoints)")
+    parser.add_argument("--speed", type=float, default=TAKEOVER_SPEED, help="the runs' speed with --takeover")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="heartbeat-recovery-"))
+    if args.takeover:
+        cases = [(int(n), float(m)) for n, m in (case.split(":") for case in args.takeover.split(","))]
+        takeover(workdir, cases, args.speed)
+        return
     results = []
     for nodes in (int(n) for n in args.sizes.split(",")):
         redis = start_embedded()

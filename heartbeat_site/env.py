@@ -8,6 +8,7 @@ does the same). Secrets may come from a file named by ``<NAME>_FILE`` (Docker/K8
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -128,3 +129,25 @@ def database_from_url(url: str, *, base_dir: Path) -> dict:
     raise ImproperlyConfigured(
         f"DATABASE_URL={url!r}: scheme {parts.scheme!r} is not supported (use sqlite or postgres)"
     )
+
+
+def local_secret(path: Path) -> str:
+    """A secret kept in ``path``, made there (readable by its owner only) the first time it is asked for.
+
+    A class hosted on a laptop needs a real secret key without anyone having to make one: it is
+    generated once and stays the same across restarts, so nothing signed before a restart breaks.
+    """
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise ImproperlyConfigured(f"{path} cannot be read: {exc.strerror}") from None
+    secret = secrets.token_urlsafe(50)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process of the site made it a moment ago
+        return path.read_text(encoding="utf-8").strip()
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(secret + "\n")
+    return secret

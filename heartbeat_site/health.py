@@ -18,8 +18,10 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def _check(probe) -> dict:
+    """``probe()`` raises when the dependency fails; what it returns is added when it is a dict (details)."""
     try:
-        return {"ok": True, **(probe() or {})}
+        found = probe()
+        return {"ok": True, **(found if isinstance(found, dict) else {})}
     except Exception as exc:  # any failure of a dependency is the answer, not an error of ours
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
 

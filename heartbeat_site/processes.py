@@ -33,23 +33,33 @@ def _spawn(command: list[str], env: Mapping[str, str], log_path: Path | None) ->
 
 
 def start_worker(
-    env: Mapping[str, str], *, concurrency: int = 16, name: str = "worker", log_path: Path | None = None
+    env: Mapping[str, str], *, concurrency: int = 16, name: str = "worker", log_path: Path | None = None,
+    quiet: bool = False,
 ) -> subprocess.Popen:
-    """A Celery worker with a thread pool: drivers mostly wait on Redis, so threads are cheap."""
+    """A Celery worker with a thread pool: drivers mostly wait on Redis, so threads are cheap. ``quiet``: no banner
+    and warnings only, for a terminal whose last lines are the room's URL and QR code."""
     command = [
-        sys.executable, "-m", "celery", "-A", "heartbeat_site", "worker",
+        sys.executable, "-m", "celery", "-A", "heartbeat_site", *(["--quiet"] if quiet else []), "worker",
         "--pool", "threads", "--concurrency", str(concurrency), "--queues", "heartbeat",
-        "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO",
+        "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle",
+        "--loglevel", "WARNING" if quiet else "INFO",
     ]  # fmt: skip
     return _spawn(command, env, log_path)
 
 
-def start_asgi(server: str, port: int, env: Mapping[str, str], *, log_path: Path | None = None) -> subprocess.Popen:
+def start_asgi(
+    server: str, port: int, env: Mapping[str, str], *, log_path: Path | None = None, host: str = "127.0.0.1",
+    quiet: bool = False,
+) -> subprocess.Popen:
+    """``host``: the address to listen on; ``0.0.0.0`` for a class (every address the machine has, now or after
+    its network changes). ``quiet``: Daphne writes no access log (a room's phones joining would scroll the room's
+    URL and QR code out of the terminal)."""
     if server == "daphne":
-        command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), ASGI_APP]
+        command = [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), *(["-v", "0"] if quiet else []),
+                   ASGI_APP]
     elif server == "uvicorn":
         command = [
-            sys.executable, "-m", "uvicorn", "--host", "127.0.0.1", "--port", str(port),
+            sys.executable, "-m", "uvicorn", "--host", host, "--port", str(port),
             "--no-access-log", "--log-level", "warning", ASGI_APP,
         ]  # fmt: skip
     else:

@@ -1,6 +1,9 @@
 """Django settings, read from the environment (see README "Configuration").
 
-Two modes: the default is a laptop/classroom set-up (DEBUG, SQLite, local Redis);
+Three modes: the default is a development set-up (DEBUG, SQLite, local Redis, loopback only);
+``HEARTBEAT_CLASSROOM=1`` (``make classroom``) hosts a class from one laptop: DEBUG off, a secret key
+kept in a local file, hashed and compressed static files, and the room's address (written by
+``manage.py runstack`` to ``HEARTBEAT_PUBLIC_URL_FILE``) allowed and used in every link;
 ``HEARTBEAT_PRODUCTION=1`` switches to settings that pass ``manage.py check --deploy``
 and refuses to start without a real secret key and allowed hosts.
 """
@@ -22,25 +25,42 @@ from heartbeat_site.env import (
     env_list,
     env_secret,
     env_str,
+    local_secret,
 )
+from heartbeat_site.room import HostsWithPublicUrl, PublicUrlFile
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 PRODUCTION = env_bool("HEARTBEAT_PRODUCTION", False)
-DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
+CLASSROOM = env_bool("HEARTBEAT_CLASSROOM", False)
+if PRODUCTION and CLASSROOM:
+    raise ImproperlyConfigured(
+        "HEARTBEAT_CLASSROOM=1 (a class from one laptop) cannot be combined with HEARTBEAT_PRODUCTION=1"
+    )
+DEBUG = env_bool("DJANGO_DEBUG", not (PRODUCTION or CLASSROOM))
 if PRODUCTION and DEBUG:
     raise ImproperlyConfigured("DJANGO_DEBUG=1 cannot be combined with HEARTBEAT_PRODUCTION=1")
 
 _DEV_SECRET = "dev-only-insecure-key-heartbeat-classroom-do-not-use-in-production"
+# A class on a laptop gets a key of its own, made once and kept out of the repository (.gitignore).
+_LOCAL_SECRET_FILE = BASE_DIR / ".heartbeat-secret"
 SECRET_KEY = env_secret("DJANGO_SECRET_KEY", None if PRODUCTION else _DEV_SECRET) or ""
+if CLASSROOM and SECRET_KEY == _DEV_SECRET:
+    SECRET_KEY = local_secret(_LOCAL_SECRET_FILE)
 if PRODUCTION and (len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5):
     raise ImproperlyConfigured(
         "DJANGO_SECRET_KEY (or DJANGO_SECRET_KEY_FILE) must hold at least 50 random characters in production"
     )
 
+# The base of every absolute link the site gives (api/links.py): a fixed URL, or a file holding it that
+# ``make classroom`` rewrites when the laptop's address changes. Its host is always an allowed host.
+_public_url_path = env_str("HEARTBEAT_PUBLIC_URL_FILE", "")
+PUBLIC_URL_FILE = PublicUrlFile(_public_url_path) if _public_url_path else None
 ALLOWED_HOSTS = env_list(
     "DJANGO_ALLOWED_HOSTS", [] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]", "testserver"]
 )
+if PUBLIC_URL_FILE is not None:
+    ALLOWED_HOSTS = HostsWithPublicUrl(ALLOWED_HOSTS, PUBLIC_URL_FILE)
 if PRODUCTION and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("DJANGO_ALLOWED_HOSTS must list the site's host names in production (comma separated)")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -60,6 +80,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "heartbeat_site.compression.PagesAndApiGZipMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -83,6 +104,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.template.context_processors.i18n",
                 "django.template.context_processors.static",
+                "heartbeat_site.live.api.links.public_origin",
             ],
         },
     },
@@ -96,15 +118,8 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
-CHANNEL_LAYERS = {
-    "default": {
-        # About 5x the group sends per second of RedisChannelLayer, at a thirtieth of the
-        # latency; at-most-once delivery is covered by per-run sequence numbers and the Redis
-        # event log (docs/architecture.md §2.5).
-        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL]},
-    }
-}
+# No channel layer (CHANNEL_LAYERS): a run's live messages go from its driver to every ASGI process on a Redis
+# pub/sub channel of the run's own, one subscription per process and run (heartbeat_site/live/publisher.py, fanout.py).
 
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 CELERY_TASK_IGNORE_RESULT = True
@@ -120,14 +135,14 @@ TIME_ZONE = "UTC"
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("HEARTBEAT_STATIC_ROOT", str(BASE_DIR / "staticfiles")))  # where collectstatic writes
 STATICFILES_DIRS = [path for path in [BASE_DIR / "static"] if path.is_dir()]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
             "whitenoise.storage.CompressedManifestStaticFilesStorage"
-            if PRODUCTION
+            if PRODUCTION or CLASSROOM
             else "django.contrib.staticfiles.storage.StaticFilesStorage"
         )
     },
@@ -156,6 +171,10 @@ HEARTBEAT = {
     "PUBLIC_URL": env_str("HEARTBEAT_PUBLIC_URL", ""),
     "REPLAY_PROCESS": env_bool("HEARTBEAT_REPLAY_PROCESS", True),
     "REPLAY_PROCESS_FROM": env_int("HEARTBEAT_REPLAY_PROCESS_FROM", 3_000, minimum=0),
+    # virtual seconds between a live run's checkpoints (0: none); a takeover continues the newest
+    "CHECKPOINT_SECONDS": env_float("HEARTBEAT_CHECKPOINT_SECONDS", 60.0, minimum=0.0),
+    # nodes from which a driver's checkpoints are made in a process beside it (about 1 ms per node)
+    "CHECKPOINT_PROCESS_FROM": env_int("HEARTBEAT_CHECKPOINT_PROCESS_FROM", 50, minimum=0),
 }
 
 LOGGING = {
@@ -177,3 +196,8 @@ if PRODUCTION:
     CSRF_COOKIE_SECURE = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
     SECURE_REFERRER_POLICY = "same-origin"
+
+if CLASSROOM:
+    # A class is served over plain HTTP on the room's address: browsers ignore Cross-Origin-Opener-Policy on such
+    # an origin and log an error about it on every page (Django sends "same-origin" by default).
+    SECURE_CROSS_ORIGIN_OPENER_POLICY = None

@@ -5,8 +5,9 @@ Components never touch each other: kubelets write Leases and Node status, contro
 through the informer cache and write back (docs/architecture.md §2.2). Every write that
 reaches this server is one `write` event, i.e. one audit record.
 
-Requests from kubelets travel through `call` (a generator): they take the API latency, time
-out after the client's timeout while the node is partitioned, and can be made to fail.
+Requests from kubelets travel through `request`: the process that sends one sleeps for the
+API latency (or until its client's timeout while the node is partitioned or the server too
+slow), then continues with the response (`then`); they can be made to fail.
 Controllers write through `do`, which applies at once (their latency is not what the
 lessons are about; the NodeLifecycleController models its pass duration itself).
 """
@@ -14,12 +15,12 @@ lessons are about; the NodeLifecycleController models its pass duration itself).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .clock import MS, US, WallClock
-from .engine import Engine
+from .engine import Engine, Process
 from .events import Recorder, SimEvent
 from .objects import (
     API_VERSION,
@@ -63,6 +64,25 @@ class Response(NamedTuple):
         return 200 <= self.code < 300
 
 
+class Request:
+    """A request from a kubelet that is not going straight through (`APIServer.request`)."""
+
+    __slots__ = ("proc", "actor", "verb", "resource", "name", "op", "then", "namespace", "subresource",
+                 "received", "deadline")
+
+    def __init__(self, proc: Process, actor: Actor, verb: str, resource: str, name: str, op: Callable[..., Response],
+                 then: Callable[[Response], None], namespace: str, subresource: str, received: int,
+                 deadline: int) -> None:
+        self.proc, self.actor, self.verb, self.resource, self.name = proc, actor, verb, resource, name
+        self.op, self.then, self.namespace, self.subresource = op, then, namespace, subresource
+        self.received, self.deadline = received, deadline
+
+
+def _serve(op: Callable[..., Response], received: int, then: Callable[[Response], None]) -> None:
+    """A request reaches the server: it is served, and its process continues with the answer."""
+    then(op(received=received))
+
+
 TIMEOUT = Response(0, None, "context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
 
 _GROUP_RESOURCE = {r: (f"{r}.{g}" if g else r) for r, (_v, _k, g) in API_VERSION.items()}
@@ -94,7 +114,7 @@ class APIServer:
         self._event_names = 0
         # versions not yet visible to `cached` readers, newest first: [(visible at, object or None)]
         self._pending: dict[str, dict[Key, list[tuple[int, Any]]]] = {r: {} for r in API_VERSION}
-        self._blocked: dict[str, list[tuple[Any, int, int]]] = {}  # node -> (process, sent, deadline)
+        self._blocked: dict[str, list[Request]] = {}  # node -> requests sent into its partition
         self._node_names: tuple[str, ...] | None = None  # sorted names in the cache; None when stale
         self._change_logs: dict[str, deque[tuple[int, str, Any]]] = {}
 
@@ -158,8 +178,10 @@ class APIServer:
                 cache[key] = obj
 
     def node_names(self) -> tuple[str, ...]:
-        """Names of the Nodes in the informer cache, sorted: controllers walk nodes in name
-        order, and re-sorting 5,000 names every 5 s pass was a visible cost."""
+        """Names of the Nodes in the informer cache, sorted. A real lister returns them in no
+        defined order; walking them in name order is the simulation's choice (it makes runs
+        repeatable), and the list is cached because re-sorting 5,000 names every 5 s pass was
+        a visible cost."""
         if self._node_names is None:
             self._node_names = tuple(sorted(name for _ns, name in self.cache["nodes"]))
         return self._node_names
@@ -181,13 +203,13 @@ class APIServer:
         retransmission (0.2, 0.6, 1.4, 3.0, 6.2 s after it was sent), if before its timeout."""
         self.partitioned.discard(node)
         now = self.engine.now
-        for handle, sent, deadline in self._blocked.pop(node, []):
-            retransmit, rto = sent + 200 * MS, 200 * MS
+        for req in self._blocked.pop(node, []):
+            retransmit, rto = req.received + 200 * MS, 200 * MS
             while retransmit < now:
                 rto *= 2
                 retransmit += rto
-            if retransmit < deadline and handle is not None and handle.alive:
-                self.engine.wake_at(handle, retransmit)
+            if retransmit < req.deadline and req.proc.alive:
+                self.engine.wake_at(req.proc, retransmit)
 
     def latency_for(self, actor: Actor) -> int:
         if actor.node is not None and actor.node in self.latency_node:
@@ -206,36 +228,52 @@ class APIServer:
         latency = self.latency_for(actor)
         return latency if latency < actor.timeout else None
 
-    def call(self, actor: Actor, verb: str, resource: str, name: str, op: Callable[[int], Response],
-             namespace: str = "", subresource: str = "") -> Generator[int, Any, Response]:
-        """Send a request from `actor`; `op(received)` runs on the server when it arrives."""
+    def request(self, proc: Process, actor: Actor, verb: str, resource: str, name: str, op: Callable[..., Response],
+                then: Callable[[Response], None], namespace: str = "", subresource: str = "") -> None:
+        """Send a request from `actor` on behalf of `proc`: `op(received=...)` runs on the server
+        when it arrives, then `then(response)` continues the process (TIMEOUT when the client
+        gave up). `op` and `then` are bound methods or functools.partial of them: they are part of
+        the run's state (a checkpoint pickles them)."""
         received = self.engine.now
         latency = self.direct_latency(actor)
         if latency is not None:
-            yield latency
-            return op(received)
+            self.engine.sleep(proc, latency, _serve, op, received, then)
+            return
+        req = Request(proc, actor, verb, resource, name, op, then, namespace, subresource, received,
+                      received + actor.timeout)
         if actor.node is not None and actor.node in self.partitioned:
             # Packets are dropped: TCP retransmits (0.2 s, doubling) until the partition heals
             # or the client's timeout fires. The request sleeps until its timeout; `heal` wakes
             # it at its first retransmission after the heal.
-            blocked = (self.engine.current, received, received + actor.timeout)
-            self._blocked.setdefault(actor.node, []).append(blocked)
-            yield actor.timeout
-            waiting = self._blocked.get(actor.node, [])
-            if blocked in waiting:
-                waiting.remove(blocked)
-            if actor.node in self.partitioned or self.engine.now >= blocked[2]:
-                self._request_failed(actor, verb, resource, name, namespace, subresource, TIMEOUT.message)
-                return TIMEOUT
-        latency = self.latency_for(actor)
-        if latency >= actor.timeout:
+            self._blocked.setdefault(actor.node, []).append(req)
+            self.engine.sleep(proc, actor.timeout, self._unblocked, req)
+            return
+        self._queued(req)
+
+    def _unblocked(self, req: Request) -> None:
+        """A request sent into a partition: its timeout fired, or the partition healed."""
+        node = req.actor.node
+        waiting = self._blocked.get(node, [])  # type: ignore[arg-type]
+        if req in waiting:
+            waiting.remove(req)
+        if node in self.partitioned or self.engine.now >= req.deadline:
+            self._timed_out(req)
+            return
+        self._queued(req)
+
+    def _queued(self, req: Request) -> None:
+        latency = self.latency_for(req.actor)
+        if latency >= req.actor.timeout:
             # Queued behind an overloaded server longer than the client waits: the client
             # gives up and the request is dropped from the queue before it is served.
-            yield actor.timeout
-            self._request_failed(actor, verb, resource, name, namespace, subresource, TIMEOUT.message)
-            return TIMEOUT
-        yield latency
-        return op(received)
+            self.engine.sleep(req.proc, req.actor.timeout, self._timed_out, req)
+            return
+        self.engine.sleep(req.proc, latency, _serve, req.op, req.received, req.then)
+
+    def _timed_out(self, req: Request) -> None:
+        self._request_failed(req.actor, req.verb, req.resource, req.name, req.namespace, req.subresource,
+                             TIMEOUT.message)
+        req.then(TIMEOUT)
 
     def _request_failed(self, actor: Actor, verb: str, resource: str, name: str, namespace: str,
                         subresource: str, message: str) -> None:
@@ -247,7 +285,8 @@ class APIServer:
 
     # -- server-side operations ---------------------------------------------------------------
 
-    def get(self, actor: Actor, resource: str, name: str, namespace: str = "", *, record: bool = True) -> Response:
+    def get(self, actor: Actor, resource: str, name: str, namespace: str = "", *, record: bool = True,
+            received: int | None = None) -> Response:
         obj = self.store[resource].get((namespace, name))
         code = 200 if obj is not None else 404
         if record:
@@ -345,6 +384,16 @@ class APIServer:
                 self.store[resource][key] = new
                 self._written(actor, "delete", "", current, new, received)
                 return Response(200, new)
+        elif resource == "volumeattachments" and current.finalizer:
+            # the CSI attacher's finalizer holds the object until it has detached the volume
+            if current.metadata.deletion_timestamp is not None:
+                return Response(200, current)
+            self.rv += 1
+            new = with_meta(current, resource_version=self.rv, deletion_timestamp=self.engine.now,
+                            deletion_grace_seconds=0)
+            self.store[resource][key] = new
+            self._written(actor, "delete", "", current, new, received)
+            return Response(200, new)
         self.rv += 1
         gone = with_version(current, self.rv)
         if resource == "pods" and gone.metadata.deletion_timestamp is None:
@@ -352,6 +401,25 @@ class APIServer:
         del self.store[resource][key]
         self._written(actor, "delete", "", current, gone, received, removed=True)
         return Response(200, gone)
+
+    def remove_finalizer(self, actor: Actor, resource: str, name: str, change: Callable[[Any], Any], *,
+                         namespace: str = "") -> Response:
+        """An update that drops the object's last finalizer (`change`); an object already marked for
+        deletion then leaves the store with that write, as the real server does."""
+        key = (namespace, name)
+        current = self.store[resource].get(key)
+        if current is None:
+            return self._reject_key(actor, "update", resource, name, namespace, "", None, 404,
+                                    f'{_GROUP_RESOURCE[resource]} "{name}" not found')
+        self.rv += 1
+        new = with_version(change(current), self.rv)
+        if new.metadata.deletion_timestamp is None:
+            self.store[resource][key] = new
+            self._written(actor, "update", "", current, new, None)
+        else:
+            del self.store[resource][key]
+            self._written(actor, "update", "", current, new, None, removed=True)
+        return Response(200, new)
 
     # -- admission ------------------------------------------------------------------------------
 
@@ -490,6 +558,8 @@ def _node_of(obj: Any) -> str | None:
         return obj.node_name or None
     if r == "events" and obj.involved_kind in ("Node", "Lease"):
         return obj.involved_name
+    if r == "volumeattachments":
+        return obj.node_name or None
     return None
 
 
@@ -512,7 +582,7 @@ def _summary(verb: str, resource: str, subresource: str, old: Any, new: Any, rem
             return f"taint Node {name} {' '.join(sorted(parts))}"
     if resource == "pods" and verb == "delete":
         return f"{'remove' if removed else 'delete (graceful)'} Pod {name}"
-    kind = resource[:-1].capitalize() if resource != "endpointslices" else "EndpointSlice"
+    kind = API_VERSION[resource][1]
     return f"{verb} {kind} {name}{'/' + subresource if subresource else ''}"
 
 

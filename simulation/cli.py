@@ -1,4 +1,4 @@
-"""`python -m simulation run|list|validate` (docs/architecture.md §4)."""
+"""`python -m simulation run|list|validate|compare` (docs/architecture.md §4)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import IO
 from .audit import audit_record
 from .builtins import builtin_scenarios, get_builtin
 from .clock import parse_duration
+from .comparison import Comparison, compare, parse_assignment, side_scenarios
 from .events import SimEvent
 from .scenario import Scenario, ScenarioError, load_scenario
 from .simulation import Simulation
@@ -21,7 +22,12 @@ TIMELINE_KINDS = {"node-ready", "node-condition", "taint-added", "taint-removed"
                   "node-unschedulable", "endpoint", "pod-created", "pod-disruption-target"}
 TIMELINE_RULES = {"nlc.mark-unknown", "nlc.enqueue-taint", "nlc.enter-master-disruption",
                   "nlc.exit-master-disruption", "nlc.swap-limiter", "kubelet.evict-pressure", "podgc.orphaned",
-                  "cloud.delete-node", "tec.process-pod", "nlc.mark-pods-not-ready"}
+                  "cloud.delete-node", "tec.process-pod", "nlc.mark-pods-not-ready",
+                  # StatefulSets and volumes (they appear only in runs with a StatefulSet)
+                  "statefulset.create-pod", "statefulset.wait-same-name", "persistentvolume.bind",
+                  "attachdetach.attach", "attachdetach.attached", "attachdetach.detach", "attachdetach.wait-unmount",
+                  "attachdetach.force-detach-timeout", "attachdetach.force-detach-out-of-service",
+                  "attachdetach.multi-attach", "podgc.terminating-out-of-service", "kubelet.volume-mount"}
 
 
 def resolve(name_or_path: str) -> Scenario:
@@ -137,6 +143,61 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    base = resolve(args.scenario)
+    sides = []
+    for side, assignments in (("a", args.a or []), ("b", args.b or [])):
+        overrides: dict[str, object] = {}
+        for text in assignments:
+            key, value = parse_assignment(text, side)
+            overrides[key] = value
+        sides.append(overrides)
+    a, b = side_scenarios(base.document, sides[0], sides[1])
+    until = parse_duration(args.until) if args.until else min(a.duration, b.duration)
+    result = compare(a, b, until)
+    if args.json:
+        print(json.dumps(comparison_json(result, sides[0], sides[1]), ensure_ascii=False, indent=1))
+    else:
+        print_comparison(result, sides[0], sides[1])
+    return 0
+
+
+def _setting_line(scenario: Scenario, overrides: dict[str, object]) -> str:
+    doc = scenario.document
+    given = " ".join(f"{k}={v}" for k, v in overrides.items()) or "the scenario as it is"
+    return (f"({given}) Kubernetes {scenario.version}, "
+            f"nodeMonitorGracePeriod {doc['controllerManager']['nodeMonitorGracePeriod']}, "
+            f"{scenario.node_count} nodes")
+
+
+def print_comparison(result: Comparison, a: dict[str, object], b: dict[str, object]) -> None:
+    """Both timelines in two columns, one line per key transition; `*` marks a line that differs."""
+    print(f"# {result.a.name}: {result.a.title['en']} (seed {result.seed}, until {result.until:g}s)")
+    print(f"# A {_setting_line(result.a, a)}")
+    print(f"# B {_setting_line(result.b, b)}")
+    print(f"  {'A':>10}  {'B':>10}  key transition")
+    for row in result.rows:
+        times = [f"{t:9.3f}s" if t is not None else "never" for t in (row.a, row.b)]
+        what = row.label
+        if row.a_count is not None or row.b_count is not None:
+            counts = {row.a_count, row.b_count} - {None}
+            what += f" ({'/'.join(str(c) for c in sorted(counts))} pods)"  # type: ignore[type-var]
+        print(f"{'*' if row.differs else ' '} {times[0]:>10}  {times[1]:>10}  {what}")
+    print(f"# {len(result.differences)} of {len(result.rows)} lines differ")
+
+
+def comparison_json(result: Comparison, a: dict[str, object], b: dict[str, object]) -> dict[str, object]:
+    return {
+        "scenario": result.a.name,
+        "seed": result.seed,
+        "until": result.until,
+        "a": {"overrides": a, "version": result.a.version, "document": result.a.document},
+        "b": {"overrides": b, "version": result.b.version, "document": result.b.document},
+        "rows": [row.as_dict() for row in result.rows],
+        "differences": [row.as_dict() for row in result.differences],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m simulation",
@@ -155,6 +216,18 @@ def main(argv: list[str] | None = None) -> int:
     val = sub.add_parser("validate", help="check a scenario file")
     val.add_argument("file")
     val.set_defaults(func=cmd_validate)
+    cmp = sub.add_parser("compare", help="run a scenario twice with different settings; print both timelines",
+                         description="Run SCENARIO twice with the same seed, each side with its own settings, and "
+                                     "print the key transitions of both in two columns; '*' marks lines that differ.")
+    cmp.add_argument("scenario", help="a scenario file (YAML/JSON) or a built-in name")
+    for side in ("a", "b"):
+        cmp.add_argument(f"--{side}", action="append", metavar="KEY=VALUE",
+                         help=f"a setting of side {side.upper()} (repeat for more): kubernetesVersion=1.31, "
+                              "controllerManager.nodeMonitorGracePeriod=20s, kubelet.nodeStatusUpdateFrequency=5s, "
+                              "workloads.web.tolerationSeconds=30, zones.zone-a.nodes=5 ...")
+    cmp.add_argument("--until", help="stop at this virtual time (default: the scenario's duration)")
+    cmp.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    cmp.set_defaults(func=cmd_compare)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -139,26 +139,3 @@ class WallClock:
             return None
         s, us = divmod(self.start + t, US)
         return f"{self._second(s)}.{us:06d}Z"
-
-    def age(self, since: int, now: int) -> str:
-        """kubectl's AGE column (duration.HumanDuration, short form)."""
-        return human_duration((now - since) // US)
-
-
-def human_duration(s: int) -> str:
-    """k8s.io/apimachinery/pkg/util/duration.HumanDuration."""
-    if s < 0:
-        return "<invalid>"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        return f"{minutes}m{s % 60}s" if s % 60 else f"{minutes}m"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = s // 3600
-    if hours < 8:
-        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
-    if hours < 48:
-        return f"{hours}h"
-    return f"{hours // 24}d"

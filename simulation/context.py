@@ -97,17 +97,24 @@ _VARIANT_MASK, _VARIANT = ~(0xC000 << 48), 0x8000 << 48
 _VERSION_MASK, _VERSION_4 = ~(0xF000 << 64), 4 << 76
 
 
-def uid_factory(rng: random.Random) -> Callable[[], str]:
+class UidFactory:
     """Random (version 4) UIDs from the run's seeded stream, as str(uuid.UUID(int=..., version=4))
     writes them, formatted directly: a 5,000-node start-up makes 100,000 of them, and the UUID
-    object cost half of each."""
+    object cost half of each. A class, not a closure: the run's state pickles."""
 
-    def make() -> str:
-        x = (rng.getrandbits(128) & _VARIANT_MASK | _VARIANT) & _VERSION_MASK | _VERSION_4
+    __slots__ = ("rng",)
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def __call__(self) -> str:
+        x = (self.rng.getrandbits(128) & _VARIANT_MASK | _VARIANT) & _VERSION_MASK | _VERSION_4
         h = f"{x:032x}"
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
-    return make
+
+def uid_factory(rng: random.Random) -> Callable[[], str]:
+    return UidFactory(rng)
 
 
 def jitter(rng: random.Random, period: int, factor: float = 0.04) -> int:

@@ -1,4 +1,4 @@
-"""A small discrete-event engine: timers and generator processes on a virtual clock (µs).
+"""A small discrete-event engine: timers and callback processes on a virtual clock (µs).
 
 Every scheduled callback is a `Timer`. It waits for its time as the key `(when, priority,
 order, timer)` in one of three structures: a lane, a bucket or the heap (below). The first
@@ -6,16 +6,25 @@ three fields of a key are unique, so keys compare as plain tuples, in C, and nev
 timer; the loop always takes the smallest key of all three structures, so the order is the
 one a single heap of these keys would give.
 
-Why not SimPy: two things this project needs that SimPy does not offer, and a modest speed
+Why not SimPy: three things this project needs that SimPy does not offer, and a modest speed
 gain. (1) Commands must sort at their instant by their own key, not by when they were
 scheduled: a live run schedules a command just before it applies, a rebuilt run schedules it
 at the start, and both must give the same bytes. SimPy breaks ties by insertion order. (2)
 Timers are cancelled all the time (taint-eviction countdowns, the tainting tick, kubelet work
-when a kubelet stops); SimPy timeouts cannot be cancelled. Speed: 5,000 sleeping processes
-for a simulated hour, 1.76 M wake-ups, took 1.50 µs per wake-up against 2.00 µs with SimPy 4.1.2.
+when a kubelet stops); SimPy timeouts cannot be cancelled. (3) A run's state must be data:
+`Simulation.checkpoint()` pickles it, and a restored run continues byte for byte as the run
+never interrupted (docs/simulation-model.md). SimPy's processes are generators, and a
+suspended generator cannot be pickled. Speed: 5,000 sleeping processes for a simulated hour,
+1.76 M wake-ups, took 1.50 µs per wake-up against 2.00 µs with SimPy 4.1.2 (measured when this
+engine's processes were generators too; the callback processes below cost no more).
 
-We keep SimPy's shape: processes are generators that yield the microseconds they want to
-sleep, `run_until`, deterministic tie-breaking.
+So a process is not a generator here but a chain of callbacks: an `engine.Process` (one
+activity of a component: a kubelet's Lease loop, one status PATCH in flight) has at most one
+pending timer, `wake`; what a generator did after `yield delay` is a method scheduled with
+`sleep(proc, delay, method, *args)`. Everything a timer holds is a bound method or a
+functools.partial of one, and plain data: no lambda, closure or local function, so the
+queues pickle with the rest. Otherwise we keep SimPy's shape: run until a time, deterministic
+tie-breaking.
 
 Lanes: most timers are scheduled a fixed delay ahead (a request's 2 ms trip to the API
 server, the 5 ms watch delivery, "right now"). Keys with one such delay come due in the
@@ -41,20 +50,13 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any
 
 PRIORITY_COMMAND = 0
 PRIORITY_NORMAL = 1
 BUCKET_SHIFT = 20  # a bucket spans 2**20 µs, about a second
 ONE_BUCKET_SHIFT = 62  # a bucket longer than any run: no buckets
-
-Process = Generator[int, Any, Any]
-
-# The callback of a process wake-up, whose `args` is then the process's handle itself: no
-# bound method and no args tuple per wake-up (each would be one more object for the cyclic
-# collector to walk, millions in a large run).
-_RESUME: Any = object()
 
 
 class Timer:
@@ -65,10 +67,11 @@ class Timer:
 
     def __init__(self, callback: Callable[..., Any] | None, args: Any) -> None:
         self.callback = callback  # None: cancelled or fired
-        self.args = args  # the callback's arguments (a tuple), or the handle of a process wake-up
+        self.args = args  # the callback's arguments (a tuple); None once it fired
 
     def cancel(self) -> None:
         self.callback = None
+        self.args = ()
 
     @property
     def active(self) -> bool:
@@ -80,21 +83,23 @@ class Timer:
 Key = tuple[int, int, Any, Timer]
 
 
-class ProcessHandle:
-    """A running generator process; `kill()` stops it at its next wake-up."""
+class Process:
+    """One activity of a component that runs as a chain of callbacks (a kubelet's Lease loop,
+    one status PATCH in flight): at most one of its timers is pending at a time, `wake`.
+    `kill()` cancels it, so nothing of the activity runs any more; `Engine.wake_at` moves it.
+    A component that is one activity (the Lease controller) is its own Process."""
 
-    __slots__ = ("gen", "alive", "name", "wake")
+    __slots__ = ("alive", "wake")
 
-    def __init__(self, gen: Process, name: str) -> None:
-        self.gen = gen
+    def __init__(self) -> None:
         self.alive = True
-        self.name = name
-        self.wake: Timer | None = None  # its next wake-up
+        self.wake: Timer | None = None  # its pending timer
 
     def kill(self) -> None:
-        if self.alive:
-            self.alive = False
-            self.gen.close()
+        self.alive = False
+        if self.wake is not None:
+            self.wake.cancel()
+            self.wake = None
 
 
 class Engine:
@@ -102,7 +107,6 @@ class Engine:
         self.now = 0
         self._heap: list[Key] = []
         self._seq = 0
-        self.current: ProcessHandle | None = None  # the process being resumed right now
         self._lanes: dict[int, deque[Key]] = {}  # delay -> keys scheduled that far ahead, in order
         self._lane_list: list[deque[Key]] = []
         # buckets (see above): keys due at or after `_horizon` (the end of the bucket taken
@@ -159,7 +163,17 @@ class Engine:
         return timer
 
     def call_later(self, delay: int, fn: Callable[..., Any], *args: Any) -> Timer:
-        return self.call_at(self.now + delay, fn, *args)
+        if delay < 0:
+            delay = 0
+        self._seq += 1  # call_at written out: the watch deliveries and "right now" timers come this way
+        timer = Timer(fn, args)
+        key = (self.now + delay, PRIORITY_NORMAL, self._seq, timer)
+        lane = self._lanes.get(delay)
+        if lane is not None:
+            lane.append(key)
+        else:
+            self._heap_or_bucket(key)
+        return timer
 
     def call_command_at(self, when: int, order: tuple[int, int], fn: Callable[..., Any], *args: Any) -> Timer:
         """Commands sort before everything else at their instant, by their own `order` key
@@ -169,28 +183,36 @@ class Engine:
         self._heap_or_bucket((when, PRIORITY_COMMAND, order, timer))  # never a lane: it sorts before earlier keys
         return timer
 
-    def spawn(self, gen: Process, name: str = "", delay: int = 0) -> ProcessHandle:
-        handle = ProcessHandle(gen, name)
-        self._wake(handle, self.now + delay)
-        return handle
+    def sleep(self, proc: Process, delay: int, fn: Callable[..., Any], *args: Any) -> None:
+        """Continue `proc` with `fn(*args)` in `delay` µs (what a process's `yield delay` was)."""
+        if proc.alive:  # written out (no _push call): half a million of these in a 1,000-node hour
+            self._seq += 1
+            timer = proc.wake
+            if timer is not None and timer.args is None:  # its last timer, fired: used again
+                timer.callback, timer.args = fn, args
+            else:
+                timer = proc.wake = Timer(fn, args)
+            key = (self.now + delay, PRIORITY_NORMAL, self._seq, timer)
+            lane = self._lanes.get(delay)
+            if lane is not None:
+                lane.append(key)
+            else:
+                self._heap_or_bucket(key)
 
-    def _wake(self, handle: ProcessHandle, when: int) -> None:
-        """Schedule the process's next wake-up (the one `wake_at` can move)."""
-        self._seq += 1
-        timer = Timer(_RESUME, handle)
-        self._push((when, PRIORITY_NORMAL, self._seq, timer))
-        handle.wake = timer
-
-    def wake_at(self, handle: ProcessHandle, when: int) -> None:
-        """Move a sleeping process's next wake-up (e.g. a blocked request when the network heals)."""
-        if handle.wake is not None:
-            handle.wake.cancel()
-        self._wake(handle, max(when, self.now))
+    def wake_at(self, proc: Process, when: int) -> None:
+        """Move a sleeping process's next wake-up (e.g. a blocked request when the network heals):
+        the same continuation, at `when` (not before now)."""
+        timer = proc.wake
+        if timer is not None and timer.callback is not None:
+            fn, args = timer.callback, timer.args
+            timer.cancel()
+            proc.wake = None
+            self.sleep(proc, max(when, self.now) - self.now, fn, *args)
 
     def run_until(self, until: int) -> None:
         """Handle every timer due before `until`, in order. The loop is the engine's hot path
         (2.5 M timers in a 5,000-node hour), so finding the next key and resuming a process
-        are written out in it: no Python call of its own per timer."""
+        is written out in it: no Python call of its own per timer."""
         heap = self._heap
         pop = heapq.heappop
         lanes = self._lane_list
@@ -220,28 +242,8 @@ class Engine:
             if fn is None:
                 continue
             timer.callback = None  # a fired timer is no longer active
+            args, timer.args = timer.args, None  # fired (a process's last timer must not hold it: no cycle)
             self.now = when
-            if fn is not _RESUME:
-                fn(*timer.args)
-                continue
-            handle = timer.args
-            if not handle.alive:
-                handle.wake = None  # it and its last timer would hold each other: a reference cycle
-                continue
-            self.current = handle
-            try:
-                delay = handle.gen.send(None)
-            except StopIteration:
-                handle.alive = False
-                handle.wake = None
-                continue
-            finally:
-                self.current = None
-            if handle.wake is timer:  # the timer just taken is reused for the next wake-up
-                self._seq += 1
-                timer.callback = _RESUME
-                self._push((when + delay, PRIORITY_NORMAL, self._seq, timer))
-            else:  # the process was moved meanwhile (wake_at)
-                self._wake(handle, when + delay)
+            fn(*args)
         if until > self.now:
             self.now = until

@@ -40,6 +40,13 @@ class SimEvent:
             raise TypeError(f"{type(self).__name__} must build its own fields")
         return fields
 
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """For a checkpoint (events not taken yet are part of it): fields that are still a
+        function are built first, so no function is pickled."""
+        self.fields  # noqa: B018 (builds them)
+        return None, {name: getattr(self, name) for cls in type(self).__mro__
+                      for name in getattr(cls, "__slots__", ()) if hasattr(self, name)}
+
     @property
     def seconds(self) -> float:
         return self.t / US

@@ -37,6 +37,11 @@ ACTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str | None]] = {
     "zone-outage": (("zone",), (), "zone-heal"),
     "zone-heal": (("zone",), (), None),
     "restart-controller-manager": ((), (), None),
+    # non-graceful node shutdown: the administrator's out-of-service taint (NoExecute, value nodeshutdown)
+    "taint-out-of-service": (("node",), (), "untaint-out-of-service"),
+    "untaint-out-of-service": (("node",), (), None),
+    # kubectl delete pod <pod> --grace-period=0 --force (pods of the default namespace)
+    "force-delete-pod": (("pod",), (), None),
 }
 FAULT_ACTIONS = tuple(ACTIONS)
 PRESSURE_RESOURCES = ("memory", "disk", "pid")
@@ -76,6 +81,11 @@ def normalise_fault(body: dict[str, Any], known_nodes: set[str] | None, zones: s
         elif known_nodes is not None and node not in known_nodes:
             errors.append(("node", f"unknown node {node!r} (nodes: {_names(known_nodes)})"))
         out["node"] = node
+    if "pod" in body:
+        pod = body["pod"]
+        if not isinstance(pod, str) or not SLUG.match(pod):
+            errors.append(("pod", f"must be a pod name (lowercase letters, digits, '-'), got {pod!r}"))
+        out["pod"] = pod
     if "zone" in body:
         zone = body["zone"]
         if not isinstance(zone, str):

@@ -18,6 +18,16 @@ class Profile:
     tec_source_file: str
     ready_message: str  # Ready=True message (". AppArmor enabled" dropped with AppArmor GA, 1.30)
     lease_renews_without_owner: bool  # 1.27-1.28 renew even if the owner-reference GET fails
+    # NodeOutOfServiceVolumeDetach (pkg/features/kube_features.go): alpha 1.24, beta (on) 1.26, GA and
+    # locked on 1.28. On in every version here: PodGC's gcTerminating and the attach/detach
+    # reconciler's out-of-service check run; before 1.28 a cluster could switch them off.
+    out_of_service_stage: str
+    # kube-controller-manager --disable-force-detach-on-timeout exists from 1.30 (kubernetes#120344, CHANGELOG-1.30.md;
+    # pkg/controller/volume/attachdetach/reconciler/reconciler.go disableForceDetachOnTimeout)
+    disable_force_detach_flag: bool
+    # PodIndexLabel (pkg/features/kube_features.go): beta and on from 1.28, GA 1.32: StatefulSet pods carry
+    # apps.kubernetes.io/pod-index (pkg/controller/statefulset/stateful_set_utils.go initIdentity)
+    pod_index_label: bool
 
     @property
     def kubelet_version(self) -> str:
@@ -30,6 +40,8 @@ class Profile:
             "taintEvictionController": ("taint-eviction-controller" if self.tec_separate
                                         else "node-lifecycle-controller (taint manager)"),
             "taintEvictionEventSource": self.tec_event_source,
+            "nodeOutOfServiceVolumeDetach": self.out_of_service_stage,
+            "disableForceDetachOnTimeoutFlag": self.disable_force_detach_flag,
         }
 
 
@@ -48,6 +60,9 @@ def _profile(version: str) -> Profile:
         tec_source_file=_TEC_NEW if minor >= 29 else _TEC_OLD,
         ready_message=_READY if minor >= 30 else _READY + ". AppArmor enabled",
         lease_renews_without_owner=minor <= 28,
+        out_of_service_stage="GA" if minor >= 28 else "beta",
+        disable_force_detach_flag=minor >= 30,
+        pod_index_label=minor >= 28,
     )
 
 

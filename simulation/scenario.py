@@ -174,6 +174,26 @@ class _Checker:
                 out[k] = v
         return out
 
+    def unique_name(self, m: dict[str, Any], path: str, default: str, seen: set[str], what: str,
+                    required: str = "is required") -> str:
+        """The `name` of one entry of a list whose names are unique (zones, claim templates)."""
+        if "name" not in m:
+            self.error(f"{path}.name", required)
+        name = self.slug(m.get("name", default), f"{path}.name")
+        if name in seen:
+            self.error(f"{path}.name", f"duplicate {what} {name!r}")
+        seen.add(name)
+        return name
+
+    def sequence(self, value: Any, path: str) -> list[Any]:
+        """A list field: absent is empty; anything else but a list is an error (and empty)."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.error(path, f"must be a list, got {type(value).__name__}")
+            return []
+        return value
+
     def text(self, value: Any, path: str, default: str) -> dict[str, str]:
         if value is None:
             return {"en": default, "zh": default}
@@ -236,7 +256,7 @@ def load_scenario(source: Any) -> Scenario:
 
     nodes = _cluster(c, doc.get("cluster"), out)
     _kubelet(c, doc.get("kubelet"), out)
-    _controller_manager(c, doc.get("controllerManager"), out, PROFILES[version].node_monitor_grace_period)
+    _controller_manager(c, doc.get("controllerManager"), out, PROFILES[version].node_monitor_grace_period, version)
     api = c.mapping(doc.get("apiServer"), "apiServer",
                     ("defaultNotReadyTolerationSeconds", "defaultUnreachableTolerationSeconds",
                      "defaultTolerationSeconds"))
@@ -256,6 +276,8 @@ def load_scenario(source: Any) -> Scenario:
         c.error("faults", f"must be a list, got {type(faults).__name__}")
         faults = []
     duration = parse_duration(out["duration"])
+    statefulset_pods = {f"{w['name']}-{o}" for w in out["cluster"]["workloads"] if w["kind"] == "StatefulSet"
+                        for o in range(w["replicas"])}
     for index, fault in sorted(enumerate(faults), key=lambda p: _fault_time(p[1])):
         path = f"faults[{index}]"
         if not isinstance(fault, dict):
@@ -273,6 +295,11 @@ def load_scenario(source: Any) -> Scenario:
             continue
         if norm["action"] == "create-node":
             known_nodes.add(norm["name"])
+        if norm["action"] == "force-delete-pod" and norm["pod"] not in statefulset_pods:
+            examples = ", ".join(sorted(statefulset_pods)[:3]) or "none: the scenario has no StatefulSet"
+            c.error(f"{path}.pod", f"no pod named {norm['pod']!r} can exist when the fault runs: name a "
+                                   f"StatefulSet pod, <set>-<ordinal> (here: {examples})")
+            continue
         norm_faults.append({"at": format_duration(at), **norm})
     out["faults"] = norm_faults
     if c.errors:
@@ -303,12 +330,7 @@ def _cluster(c: _Checker, raw: Any, out: dict[str, Any]) -> list[tuple[str, str]
         for i, z in enumerate(zones):
             path = f"cluster.zones[{i}]"
             zm = c.mapping(z, path, ("name", "nodes"))
-            if "name" not in zm:
-                c.error(f"{path}.name", "is required")
-            zname = c.slug(zm.get("name", f"zone-{i}"), f"{path}.name")
-            if zname in seen:
-                c.error(f"{path}.name", f"duplicate zone {zname!r}")
-            seen.add(zname)
+            zname = c.unique_name(zm, path, f"zone-{i}", seen, "zone")
             count = c.integer(zm.get("nodes"), f"{path}.nodes", 1, maximum=MAX_NODES)
             norm["zones"].append({"name": zname, "nodes": count})
             nodes.extend((f"node-{len(nodes) + 1}", zname) for _ in range(count))
@@ -325,7 +347,14 @@ def _cluster(c: _Checker, raw: Any, out: dict[str, Any]) -> list[tuple[str, str]
 
 
 WORKLOAD_FIELDS = ("name", "kind", "replicas", "tolerations", "nodeSelector", "terminationGracePeriodSeconds",
-                   "priorityClassName")
+                   "priorityClassName", "podManagementPolicy", "volumeClaimTemplates")
+WORKLOAD_KINDS = ("Deployment", "DaemonSet", "StatefulSet")
+STATEFULSET_ONLY = ("podManagementPolicy", "volumeClaimTemplates")
+POD_MANAGEMENT_POLICIES = ("OrderedReady", "Parallel")
+CLAIM_TEMPLATE_FIELDS = ("name", "storage", "accessModes", "storageClassName")
+ACCESS_MODES = ("ReadWriteOnce",)  # the simulated disk driver attaches to one node at a time
+# a storage request: a resource.Quantity with a binary or decimal suffix (1Gi, 500Mi, 10G)
+QUANTITY = re.compile(r"^[1-9][0-9]*(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$")
 
 
 def _workloads(c: _Checker, raw: Any, node_count: int) -> list[dict[str, Any]]:
@@ -335,7 +364,7 @@ def _workloads(c: _Checker, raw: Any, node_count: int) -> list[dict[str, Any]]:
         c.error("cluster.workloads", f"must be a list, got {type(raw).__name__}")
         return []
     out = []
-    names: set[str] = set()
+    names: dict[str, str] = {}
     total = 0
     for i, w in enumerate(raw):
         path = f"cluster.workloads[{i}]"
@@ -343,17 +372,31 @@ def _workloads(c: _Checker, raw: Any, node_count: int) -> list[dict[str, Any]]:
         if "name" not in wm:
             c.error(f"{path}.name", "is required")
         name = c.slug(wm.get("name", f"w{i}"), f"{path}.name")
-        if name in names:
-            c.error(f"{path}.name", f"duplicate workload {name!r}")
-        names.add(name)
         kind = wm.get("kind", "Deployment")
-        if kind not in ("Deployment", "DaemonSet"):
-            c.error(f"{path}.kind", f"must be Deployment or DaemonSet, got {kind!r}")
+        if kind not in WORKLOAD_KINDS:
+            c.error(f"{path}.kind", f"must be Deployment, DaemonSet or StatefulSet, got {kind!r}")
             kind = "Deployment"
+        if name in names:
+            other = names[name]
+            c.error(f"{path}.name", f"duplicate workload {name!r}: a {other} already has this name (workload names "
+                                    "are unique: pods carry the label app: <name>)")
+        names[name] = kind
         item: dict[str, Any] = {"name": name, "kind": kind}
-        if kind == "Deployment":
+        if kind != "StatefulSet":
+            for key in STATEFULSET_ONLY:
+                if key in wm:
+                    c.error(f"{path}.{key}", f"only a StatefulSet has {key} (this workload is a {kind})")
+        if kind in ("Deployment", "StatefulSet"):
             item["replicas"] = c.integer(wm.get("replicas"), f"{path}.replicas", 1, maximum=MAX_PODS)
             total += item["replicas"]
+            if kind == "StatefulSet":
+                policy = wm.get("podManagementPolicy", "OrderedReady")
+                if policy not in POD_MANAGEMENT_POLICIES:
+                    c.error(f"{path}.podManagementPolicy", f"must be OrderedReady or Parallel, got {policy!r}")
+                    policy = "OrderedReady"
+                item["podManagementPolicy"] = policy
+                item["volumeClaimTemplates"] = _claim_templates(c, wm.get("volumeClaimTemplates"),
+                                                                f"{path}.volumeClaimTemplates")
         else:
             if "replicas" in wm:
                 c.error(f"{path}.replicas", "a DaemonSet runs one pod per node; remove 'replicas'")
@@ -371,14 +414,37 @@ def _workloads(c: _Checker, raw: Any, node_count: int) -> list[dict[str, Any]]:
     return out
 
 
-def _tolerations(c: _Checker, raw: Any, path: str) -> list[dict[str, Any]]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        c.error(path, f"must be a list, got {type(raw).__name__}")
-        return []
+def _claim_templates(c: _Checker, raw: Any, path: str) -> list[dict[str, Any]]:
+    """A StatefulSet's volumeClaimTemplates: each claim needs a name and a size (spec.resources.requests.storage)."""
     out = []
-    for i, t in enumerate(raw):
+    seen: set[str] = set()
+    for i, t in enumerate(c.sequence(raw, path)):
+        p = f"{path}[{i}]"
+        tm = c.mapping(t, p, CLAIM_TEMPLATE_FIELDS)
+        if not isinstance(t, dict):
+            continue
+        name = c.unique_name(tm, p, f"data{i}", seen, "claim template",
+                             "is required (the volume's name; claims are named <name>-<set>-<ordinal>)")
+        storage = tm.get("storage")
+        if storage is None:
+            c.error(f"{p}.storage", "is required: the claim's size, such as 1Gi")
+            storage = "1Gi"
+        elif not isinstance(storage, str) or not QUANTITY.match(storage):
+            c.error(f"{p}.storage", f"must be a size such as 1Gi, 500Mi or 10G, got {storage!r}")
+            storage = "1Gi"
+        modes = tm.get("accessModes", ["ReadWriteOnce"])
+        if not isinstance(modes, list) or not modes or any(m not in ACCESS_MODES for m in modes):
+            c.error(f"{p}.accessModes", f"must be [ReadWriteOnce] (the simulated disks attach to one node), "
+                                         f"got {modes!r}")
+            modes = ["ReadWriteOnce"]
+        storage_class = c.string(tm.get("storageClassName"), f"{p}.storageClassName", "standard") or "standard"
+        out.append({"name": name, "storage": storage, "accessModes": list(modes), "storageClassName": storage_class})
+    return out
+
+
+def _tolerations(c: _Checker, raw: Any, path: str) -> list[dict[str, Any]]:
+    out = []
+    for i, t in enumerate(c.sequence(raw, path)):
         p = f"{path}[{i}]"
         tm = c.mapping(t, p, ("key", "operator", "value", "effect", "tolerationSeconds"))
         item: dict[str, Any] = {}
@@ -463,10 +529,14 @@ def _kubelet(c: _Checker, raw: Any, out: dict[str, Any]) -> None:
     }
 
 
-def _controller_manager(c: _Checker, raw: Any, out: dict[str, Any], grace_default: float) -> None:
-    cm = c.mapping(raw, "controllerManager", ("nodeMonitorPeriod", "nodeMonitorGracePeriod", "nodeStartupGracePeriod",
-                                              "nodeEvictionRate", "secondaryNodeEvictionRate",
-                                              "largeClusterSizeThreshold", "unhealthyZoneThreshold"))
+CONTROLLER_MANAGER_FIELDS = ("nodeMonitorPeriod", "nodeMonitorGracePeriod", "nodeStartupGracePeriod",
+                             "nodeEvictionRate", "secondaryNodeEvictionRate", "largeClusterSizeThreshold",
+                             "unhealthyZoneThreshold", "disableForceDetachOnTimeout")
+
+
+def _controller_manager(c: _Checker, raw: Any, out: dict[str, Any], grace_default: float,
+                        version: str = DEFAULT_VERSION) -> None:
+    cm = c.mapping(raw, "controllerManager", CONTROLLER_MANAGER_FIELDS)
     p = "controllerManager."
 
     def period(key: str, default: float, maximum: float) -> str:
@@ -484,6 +554,12 @@ def _controller_manager(c: _Checker, raw: Any, out: dict[str, Any], grace_defaul
         "unhealthyZoneThreshold": c.number(cm.get("unhealthyZoneThreshold"), p + "unhealthyZoneThreshold", 0.55,
                                            maximum=1.0),
     }
+    if "disableForceDetachOnTimeout" in cm:  # kept out of documents that do not set it
+        value = c.boolean(cm.get("disableForceDetachOnTimeout"), p + "disableForceDetachOnTimeout", False)
+        if not PROFILES[version].disable_force_detach_flag:
+            c.error(p + "disableForceDetachOnTimeout",
+                    f"kube-controller-manager has --disable-force-detach-on-timeout from 1.30 on, not in {version}")
+        out["controllerManager"]["disableForceDetachOnTimeout"] = value
 
 
 def dump_document(doc: dict[str, Any], fmt: str = "yaml") -> str:

@@ -2,8 +2,10 @@
 
 Filters: TaintToleration (untolerated NoSchedule or NoExecute), NodeUnschedulable,
 nodeSelector, DaemonSet node affinity, and the node's pod capacity (110). Score: the feasible
-node with the fewest pods, ties broken by name. Unschedulable pods are retried whenever a node
-changes.
+node with the fewest pods, ties broken by name. That score is the simulation's choice: the real
+default profile adds up several score plugins (spreading, resource balance, image locality...) and
+picks at random among the nodes with the best total (selectHost in
+pkg/scheduler/schedule_one.go). Unschedulable pods are retried whenever a node changes.
 """
 
 from __future__ import annotations

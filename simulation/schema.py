@@ -3,9 +3,10 @@
 Built from the validator's own vocabulary (`scenario.py`, `faults.py`, `profiles.py`: fields, limits, actions,
 versions, name patterns), so that editors, forms and API tools check what `load_scenario` checks. What one field
 cannot say about another is left to the validator, which names it with the field's path: a fault's node or zone
-must exist in the cluster, a fault's `at` is within `duration`, zone, workload and service names are unique, the
-cluster's node and pod totals, `shutdownGracePeriodCriticalPods` <= `shutdownGracePeriod`, and the upper bounds
-of durations written as text (`25h`). Whatever the schema rejects, the validator rejects too; the schema is
+must exist in the cluster, a force-deleted pod is one of the scenario's StatefulSet pods, a fault's `at` is within
+`duration`, disableForceDetachOnTimeout needs Kubernetes 1.30 or later, zone, workload and service names are
+unique, the cluster's node and pod totals, `shutdownGracePeriodCriticalPods` <= `shutdownGracePeriod`, and the
+upper bounds of durations written as text (`25h`). Whatever the schema rejects, the validator rejects too; the schema is
 stricter only where the validator is lenient about form: JSON null for a field, an empty value for `faults`,
 kubernetesVersion as a number, durations with spaces or in exponent notation.
 """
@@ -17,7 +18,22 @@ from typing import Any
 from .faults import ACTIONS, MAX_LATENCY, PRESSURE_RESOURCES
 from .names import SLUG
 from .profiles import DEFAULT_VERSION, PROFILES
-from .scenario import LABEL_KEY, MAX_DURATION, MAX_NODES, MAX_PODS, TOLERATION_EFFECTS, TOP, WORKLOAD_FIELDS
+from .scenario import (
+    ACCESS_MODES,
+    CLAIM_TEMPLATE_FIELDS,
+    CONTROLLER_MANAGER_FIELDS,
+    LABEL_KEY,
+    MAX_DURATION,
+    MAX_NODES,
+    MAX_PODS,
+    POD_MANAGEMENT_POLICIES,
+    QUANTITY,
+    STATEFULSET_ONLY,
+    TOLERATION_EFFECTS,
+    TOP,
+    WORKLOAD_FIELDS,
+    WORKLOAD_KINDS,
+)
 
 SCHEMA_ID = "/api/scenarios/schema.json"
 _NUMBER = r"\d+(\.\d+)?"
@@ -74,6 +90,8 @@ def _fault(action: str, ref: str) -> dict[str, Any]:
         "latency": _duration(positive=True, maximum=MAX_LATENCY),
         "name": {"type": "string", "pattern": SLUG.pattern, "description": "the new node's name"},
         "kubelet": {"type": "boolean", "description": "whether the new node's kubelet runs"},
+        "pod": {"type": "string", "pattern": SLUG.pattern,
+                "description": "a pod of the default namespace; in a scenario, a StatefulSet pod (<set>-<ordinal>)"},
     }
     properties: dict[str, Any] = {"at": {"$ref": ref + "Duration"}, "action": {"const": action}}
     properties.update({key: field_schemas[key] for key in (*required, *optional)})
@@ -121,16 +139,34 @@ def scenario_schema(ref: str = "#/$defs/Scenario") -> tuple[dict[str, Any], dict
         "Workload": _object(
             {
                 "name": {"$ref": ref + "Name"},
-                "kind": {"enum": ["Deployment", "DaemonSet"], "default": "Deployment"},
-                "replicas": _integer(0, MAX_PODS, "a Deployment's pods (a DaemonSet runs one per node)"),
+                "kind": {"enum": list(WORKLOAD_KINDS), "default": "Deployment"},
+                "replicas": _integer(0, MAX_PODS, "a Deployment's or StatefulSet's pods (a DaemonSet runs one per "
+                                                  "node)"),
                 "tolerations": {"type": "array", "items": {"$ref": ref + "Toleration"}},
                 "nodeSelector": {"$ref": ref + "Labels"},
                 "terminationGracePeriodSeconds": _integer(0, 3600),
                 "priorityClassName": {"type": "string"},
+                "podManagementPolicy": {"enum": list(POD_MANAGEMENT_POLICIES), "default": "OrderedReady",
+                                        "description": "StatefulSet only"},
+                "volumeClaimTemplates": {"type": "array", "items": {"$ref": ref + "ClaimTemplate"},
+                                         "description": "StatefulSet only: one claim per pod, <name>-<set>-<ordinal>"},
             },
             ("name",),
-            **{"if": {"required": ["kind"], "properties": {"kind": {"const": "DaemonSet"}}},
-               "then": {"not": {"required": ["replicas"]}}},
+            allOf=[
+                {"if": {"required": ["kind"], "properties": {"kind": {"const": "DaemonSet"}}},
+                 "then": {"not": {"required": ["replicas"]}}},
+                {"if": {"not": {"required": ["kind"], "properties": {"kind": {"const": "StatefulSet"}}}},
+                 "then": {"not": {"anyOf": [{"required": [key]} for key in STATEFULSET_ONLY]}}},
+            ],
+        ),
+        "ClaimTemplate": _object(
+            {
+                "name": {"$ref": ref + "Name"},
+                "storage": {"type": "string", "pattern": QUANTITY.pattern, "description": "the claim's size, e.g. 1Gi"},
+                "accessModes": {"type": "array", "minItems": 1, "items": {"enum": list(ACCESS_MODES)}},
+                "storageClassName": {"type": "string"},
+            },
+            ("name", "storage"),
         ),
         "Service": _object(
             {"name": {"$ref": ref + "Name"}, "selector": {"allOf": [{"$ref": ref + "Labels"}, {"minProperties": 1}]}},
@@ -174,7 +210,10 @@ def scenario_schema(ref: str = "#/$defs/Scenario") -> tuple[dict[str, Any], dict
         "secondaryNodeEvictionRate": _number(0, 1000),
         "largeClusterSizeThreshold": _integer(0),
         "unhealthyZoneThreshold": _number(0, 1),
+        "disableForceDetachOnTimeout": {"type": "boolean",
+                                        "description": "kube-controller-manager 1.30 and later only"},
     })
+    assert tuple(controller_manager["properties"]) == CONTROLLER_MANAGER_FIELDS
     api_server = _object({
         "defaultNotReadyTolerationSeconds": _integer(0),
         "defaultUnreachableTolerationSeconds": _integer(0),
@@ -196,6 +235,7 @@ def scenario_schema(ref: str = "#/$defs/Scenario") -> tuple[dict[str, Any], dict
     }
     assert tuple(properties) == TOP, "the schema's fields are the validator's"
     assert set(defs["Workload"]["properties"]) == set(WORKLOAD_FIELDS)
+    assert set(defs["ClaimTemplate"]["properties"]) == set(CLAIM_TEMPLATE_FIELDS)
     document = _object(properties, ("name",), title="Heartbeat Classroom scenario document",
                        description="docs/architecture.md §3")
     return document, {f"{ref.rsplit('/', 1)[1]}{key}": value for key, value in defs.items()}

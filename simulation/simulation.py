@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from . import checkpoint
 from .apiserver import Actor, APIServer
 from .clock import US, WallClock, parse_duration, parse_start_time, seconds
 from .context import Context, controller_manager_config, kubelet_config, uid_factory
@@ -18,10 +19,22 @@ from .faults import FaultError, normalise_fault, reverse_of
 from .garbage import CloudNodeLifecycleController, GarbageCollector, PodGarbageCollector
 from .kubelet import Kubelet
 from .nodelifecycle import NodeLifecycleController
-from .objects import LABEL_HOSTNAME, LABEL_ZONE, Node, ObjectMeta, Pod, Service, to_k8s
+from .objects import (
+    LABEL_HOSTNAME,
+    LABEL_ZONE,
+    NO_EXECUTE,
+    TAINT_OUT_OF_SERVICE,
+    Node,
+    ObjectMeta,
+    Pod,
+    Service,
+    Taint,
+    to_k8s,
+)
 from .profiles import PROFILES
 from .scenario import Scenario
 from .scheduler import Scheduler
+from .storage import Storage
 from .tainteviction import TaintEvictionController
 from .workloads import DaemonSetController, ReplicaSetController
 
@@ -121,6 +134,7 @@ class Simulation:
         self.cloud = CloudNodeLifecycleController(self.ctx)
         self.replicasets: list[ReplicaSetController] = []
         self.daemonsets: list[DaemonSetController] = []
+        self.storage: Storage | None = None  # StatefulSets, claims, volumes: only in runs that have them
         self.commands: list[dict[str, Any]] = []
         self._known_nodes = {name for name, _zone in scenario.nodes}
         self._zones = {zone for _name, zone in scenario.nodes}
@@ -168,6 +182,37 @@ class Simulation:
                     gc.enable()
         return self.recorder.take()
 
+    # -- checkpoints ------------------------------------------------------------------------------
+
+    def checkpoint(self) -> bytes:
+        """The whole state of the run at `now`, as bytes: `Simulation.restore(data)` gives a run
+        that continues exactly as this one does (same events, same bytes), in this process or
+        another one with the same code (docs/simulation-model.md, "Checkpoints"). The same
+        state gives the same bytes (checkpoint.py).
+
+        Everything a Simulation holds is state: the engine's queues (each timer a bound method
+        or a functools.partial of one, with plain data), every component, the random streams,
+        the commands scheduled so far, and the events `run_until` has not handed out yet. What
+        consumes the run's output is not attached to it (callers take events from `run_until`),
+        so there is nothing to detach and, after a restore, nothing to re-attach but the
+        caller's own loop. `Simulation.keep_frozen` is a setting of the process, not of a run."""
+        return checkpoint.dumps(self)
+
+    @classmethod
+    def restore(cls, data: bytes) -> Simulation:
+        """The run a `checkpoint()` holds, ready for `run_until` and `schedule_command`. Only
+        restore checkpoints this service made: unpickling can run code."""
+        collecting = gc.isenabled()
+        promoting = collecting and (Simulation.keep_frozen or gc.get_freeze_count() == 0)
+        if promoting:
+            gc.collect(1)  # the host's young objects get their usual collection first
+        sim = checkpoint.loads(data)
+        if promoting:  # as after a slice: the run's objects go straight to the oldest generation
+            _promote_young_objects(keep_frozen=Simulation.keep_frozen)
+        if not isinstance(sim, cls):
+            raise ValueError(f"the checkpoint holds a {type(sim).__name__}, not a {cls.__name__}")
+        return sim
+
     def schedule_command(self, cmd: dict[str, Any], at: float) -> dict[str, Any]:
         """Validate a fault command and schedule it at virtual time `at` (>= now)."""
         when = seconds(at)
@@ -179,6 +224,13 @@ class Simulation:
             body = normalise_fault(cmd, self._known_nodes, self._zones)
         except FaultError as exc:
             raise CommandError(str(exc)) from None
+        # A command for now names a pod that must exist now. One for later (a rebuilt run schedules its
+        # commands from time zero) may name a pod that does not exist yet: it is checked when it was sent.
+        if (body["action"] == "force-delete-pod" and when <= self.engine.now
+                and self.api.current("pods", body["pod"], "default") is None):
+            names = sorted(name for _ns, name in self.api.store["pods"])
+            shown = ", ".join(names[:8]) + (f", … ({len(names)} in all)" if len(names) > 8 else "")
+            raise CommandError(f"pod: unknown pod {body['pod']!r} (pods: {shown or 'none'})")
         if body["action"] == "create-node":
             self._known_nodes.add(body["name"])
             if body.get("zone"):
@@ -210,7 +262,13 @@ class Simulation:
                           cluster_ip=f"10.96.0.{10 + len(self.api.store['services'])}")
             self.api.create(TRAINER, obj)
         for spec in cluster.get("workloads", []):
-            if spec["kind"] == "DaemonSet":
+            if spec["kind"] == "StatefulSet":
+                if self.storage is None:
+                    cm = self.scenario.document["controllerManager"]
+                    self.storage = Storage(self.ctx, disable_force_detach_on_timeout=cm.get(
+                        "disableForceDetachOnTimeout", False))
+                self.storage.statefulsets.add(spec)
+            elif spec["kind"] == "DaemonSet":
                 self.daemonsets.append(DaemonSetController(self.ctx, spec, self.pods_on_node))
             else:
                 rs = ReplicaSetController(self.ctx, spec)
@@ -234,6 +292,8 @@ class Simulation:
         kubelet = self.kubelets.get(node.metadata.name) if node is not None else None
         if kubelet is not None and kubelet.status is not None:
             kubelet.status.wake(inclusive=False)
+            if kubelet.volumes is not None:
+                kubelet.node_changed()
 
     # -- commands ------------------------------------------------------------------------------
 
@@ -362,6 +422,28 @@ class Simulation:
         if self.api.current("nodes", name) is not None:
             self.cloud.instance_terminated(name)
 
+    def _do_taint_out_of_service(self, cmd: dict[str, Any]) -> None:
+        """`kubectl taint nodes <node> node.kubernetes.io/out-of-service=nodeshutdown:NoExecute`: the
+        administrator declares the node down for good (non-graceful node shutdown)."""
+        node: Node | None = self.api.current("nodes", cmd["node"])
+        if node is None or any(t.key == TAINT_OUT_OF_SERVICE for t in node.taints):
+            return
+        now = self.engine.now
+        self.api.patch(TRAINER, "nodes", cmd["node"], lambda n: n.evolve(
+            taints=n.taints + (Taint(TAINT_OUT_OF_SERVICE, NO_EXECUTE, "nodeshutdown", now),)))
+
+    def _do_untaint_out_of_service(self, cmd: dict[str, Any]) -> None:
+        node: Node | None = self.api.current("nodes", cmd["node"])
+        if node is None or not any(t.key == TAINT_OUT_OF_SERVICE for t in node.taints):
+            return
+        self.api.patch(TRAINER, "nodes", cmd["node"], lambda n: n.evolve(
+            taints=tuple(t for t in n.taints if t.key != TAINT_OUT_OF_SERVICE)))
+
+    def _do_force_delete_pod(self, cmd: dict[str, Any]) -> None:
+        """`kubectl delete pod <pod> --grace-period=0 --force`: the object goes at once, whatever its
+        kubelet has (or has not) done."""
+        self.api.delete(TRAINER, "pods", cmd["pod"], namespace="default", grace_seconds=0)
+
     def _do_zone_outage(self, cmd: dict[str, Any]) -> None:
         for name, k in self.kubelets.items():
             if k.zone == cmd["zone"]:
@@ -378,11 +460,15 @@ class Simulation:
         starts with empty memory (docs/kubernetes-node-health.md §3.9)."""
         self.nlc.stop()
         self.tec.stop()
+        if self.storage is not None:
+            self.storage.attachdetach.stop()
         self.engine.call_later(CONTROLLER_MANAGER_RESTART, self._start_controllers)
 
     def _start_controllers(self) -> None:
         self.nlc.start()
         self.tec.start()
+        if self.storage is not None:
+            self.storage.attachdetach.start()
 
     def pod_counts(self, nodes: Iterable[str]) -> dict[str, dict[str, int]]:
         """The pods of each of ``nodes`` counted by state, as a cluster overview shows them.
@@ -419,12 +505,17 @@ class Simulation:
         pods = sorted(self.pods_on_node(node).values(), key=lambda o: (o.metadata.namespace, o.metadata.name))
         slices = sorted((o for o in store["endpointslices"].values() if any(e.node_name == node for e in o.endpoints)),
                         key=lambda o: (o.metadata.namespace, o.metadata.name))
-        return {
+        out = {
             "nodes": [to_k8s(found, ser)],
             "leases": [to_k8s(lease, ser)] if lease is not None else [],
             "pods": [to_k8s(o, ser) for o in pods],
             "endpointslices": [to_k8s(o, ser) for o in slices],
         }
+        if self.storage is not None:  # the node's volume attachments, in runs with a StatefulSet
+            out["volumeattachments"] = [to_k8s(o, ser) for o in sorted(
+                (va for va in store["volumeattachments"].values() if va.node_name == node),
+                key=lambda o: o.metadata.name)]
+        return out
 
     # -- snapshot --------------------------------------------------------------------------------
 
@@ -450,10 +541,12 @@ class Simulation:
                 "nodes": dump("nodes"), "leases": dump("leases"), "pods": dump("pods") if pods else [],
                 "services": dump("services"), "endpointslices": dump("endpointslices") if pods else [],
                 "events": dump("events", limit=300),
+                **({r: dump(r) for r in Storage.RESOURCES} if self.storage is not None else {}),
             },
             "nodeLifecycle": self.nlc.describe(),
             "taintEviction": {"pods": self.tec.describe(), "running": self.tec.running},
             "kubelets": {name: k.describe() for name, k in sorted(self.kubelets.items())},
+            **({"storage": self.storage.describe()} if self.storage is not None else {}),
             "scenario": {"name": self.scenario.name, "title": self.scenario.title},
             "watchDelay": self.api.watch_delay / US,
             "config": {"kubelet": self.scenario.document["kubelet"],
@@ -464,7 +557,7 @@ class Simulation:
 
 def _describe(cmd: dict[str, Any]) -> str:
     action = cmd["action"]
-    target = cmd.get("node") or cmd.get("name") or cmd.get("zone") or "cluster"
+    target = cmd.get("node") or cmd.get("pod") or cmd.get("name") or cmd.get("zone") or "cluster"
     extra = ""
     if "resource" in cmd:
         extra += f" ({cmd['resource']})"

@@ -60,7 +60,10 @@ LISTING_SECONDS = 120.0  # how long after its last page a paged list can be cont
 # the real server's words for a continue token past its compaction (k8s.io/apiserver/pkg/storage/etcd3/store.go)
 CONTINUE_EXPIRED = ("The provided continue parameter is too old to display a consistent list result. "
                     "You can start a new list without the continue parameter.")
-SIM_RESOURCES = ("nodes", "leases", "pods", "services", "endpointslices", "events")
+# the simulation's objects; a run older than its StatefulSets and volumes has none of the last four
+SIM_RESOURCES = ("nodes", "leases", "pods", "services", "endpointslices", "events", "statefulsets",
+                 "persistentvolumeclaims", "persistentvolumes", "volumeattachments")
+NAMESPACED = ("pods", "services", "events", "leases", "endpointslices", "statefulsets", "persistentvolumeclaims")
 STORE_RESOURCES = SIM_RESOURCES + WORKLOAD_RESOURCES
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
@@ -140,7 +143,7 @@ class RunObjects:
 
     def namespaces(self) -> list[str]:
         found = set(SYSTEM_NAMESPACES)
-        for resource in ("pods", "services", "events", "leases", "endpointslices"):
+        for resource in NAMESPACED:
             found.update(namespace for namespace, _ in self.objects[resource])
         return sorted(found)
 

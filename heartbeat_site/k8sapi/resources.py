@@ -42,7 +42,7 @@ class Resource:
 RESOURCES = (
     Resource("namespaces", "", "v1", "Namespace", False, ("ns",)),
     Resource("nodes", "", "v1", "Node", False, ("no",), (*READ_VERBS, "patch", "delete"), "nodes"),
-    Resource("pods", "", "v1", "Pod", True, ("po",), store="pods", categories=("all",)),
+    Resource("pods", "", "v1", "Pod", True, ("po",), (*READ_VERBS, "delete"), "pods", ("all",)),
     Resource("services", "", "v1", "Service", True, ("svc",), store="services", categories=("all",)),
     Resource("events", "", "v1", "Event", True, ("ev",), store="events"),
     Resource("leases", "coordination.k8s.io", "v1", "Lease", True, store="leases"),
@@ -51,6 +51,13 @@ RESOURCES = (
     Resource("replicasets", "apps", "v1", "ReplicaSet", True, ("rs",), store="replicasets", categories=("all",)),
     Resource("daemonsets", "apps", "v1", "DaemonSet", True, ("ds",), store="daemonsets", categories=("all",)),
     Resource("events", "events.k8s.io", "v1", "Event", True, store="events", serve=event_v1),
+    # StatefulSets are in the "all" category, claims, volumes and attachments are not, as on a real server
+    # (pkg/registry/apps/statefulset/storage/storage.go Categories; the storage registries define none)
+    Resource("statefulsets", "apps", "v1", "StatefulSet", True, ("sts",), store="statefulsets", categories=("all",)),
+    Resource("persistentvolumeclaims", "", "v1", "PersistentVolumeClaim", True, ("pvc",),
+             store="persistentvolumeclaims"),
+    Resource("persistentvolumes", "", "v1", "PersistentVolume", False, ("pv",), store="persistentvolumes"),
+    Resource("volumeattachments", "storage.k8s.io", "v1", "VolumeAttachment", False, store="volumeattachments"),
 )
 BY_PATH = {(r.group, r.version, r.name): r for r in RESOURCES}
 GROUPS = tuple(dict.fromkeys(r.group for r in RESOURCES if r.group))

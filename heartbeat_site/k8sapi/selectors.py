@@ -23,6 +23,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
                "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
                "reportingComponent", "source", "type"),
     "namespaces": ("status.phase",),
+    # "name" (the object's name): kept "for backward compatibility" (pkg/registry/core/persistentvolumeclaim/
+    # strategy.go, pkg/registry/core/persistentvolume/strategy.go ToSelectableFields)
+    "persistentvolumeclaims": ("name",),
+    "persistentvolumes": ("name",),
 }
 
 
@@ -30,6 +34,8 @@ def field_value(obj: dict, path: str) -> str:
     """The value a field selector compares: a string, "true"/"false" for booleans, "" if absent."""
     if path == "source":
         return ((obj.get("source") or {}).get("component")) or ""
+    if path == "name":
+        return (obj.get("metadata") or {}).get("name") or ""
     value: object = obj
     for part in path.split("."):
         value = value.get(part) if isinstance(value, dict) else None

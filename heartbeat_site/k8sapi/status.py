@@ -9,7 +9,7 @@ from django.http import JsonResponse
 from heartbeat_site.k8sapi.resources import Resource
 
 REASONS = {400: "BadRequest", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed", 409: "Conflict",
-           410: "Expired", 422: "Invalid", 503: "ServiceUnavailable"}
+           410: "Expired", 415: "UnsupportedMediaType", 422: "Invalid", 503: "ServiceUnavailable"}
 
 
 class K8sError(Exception):

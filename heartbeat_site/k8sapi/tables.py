@@ -15,8 +15,6 @@ from typing import NamedTuple
 
 import orjson
 
-from simulation import clock
-
 NAME = {"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace."}
 AGE = {"name": "Age", "type": "string", "format": "",
        "description": "CreationTimestamp is a timestamp representing the server time when this object was created."}
@@ -27,14 +25,26 @@ def column(name: str, description: str, *, priority: int = 0, type_: str = "stri
 
 
 def human_duration(seconds: float) -> str:
-    """``k8s.io/apimachinery/pkg/util/duration.HumanDuration``: ``simulation/clock.py``'s up to two
-    days, with the real function's tolerance of a second in the future and its longer forms."""
-    whole = int(seconds)
+    """kubectl's ages: ``HumanDuration`` of staging/src/k8s.io/apimachinery/pkg/util/duration/duration.go, of a
+    duration in seconds (whole units, truncated as Go's integer division does). static/js/kubectl/duration.js is
+    the panels' one; both answer tests/vectors/human-duration.json."""
+    whole = int(seconds)  # Go's int(d.Seconds()): towards zero
     if whole < -1:
-        return "<invalid>"
-    hours = max(whole, 0) // 3600
+        return "<invalid>"  # up to a second in the future reads as now (clock skew)
+    if whole < 0:
+        return "0s"
+    if whole < 2 * 60:
+        return f"{whole}s"
+    minutes = whole // 60
+    if minutes < 10:
+        return f"{minutes}m" if whole % 60 == 0 else f"{minutes}m{whole % 60}s"
+    if minutes < 3 * 60:
+        return f"{minutes}m"
+    hours = whole // 3600
+    if hours < 8:
+        return f"{hours}h" if minutes % 60 == 0 else f"{hours}h{minutes % 60}m"
     if hours < 48:
-        return clock.human_duration(max(whole, 0))
+        return f"{hours}h"
     if hours < 24 * 8:
         return f"{hours // 24}d" if hours % 24 == 0 else f"{hours // 24}d{hours % 24}h"
     if hours < 24 * 365 * 2:
@@ -370,6 +380,113 @@ def daemonset_cells(daemonset: dict) -> list:
             status.get("numberAvailable") or 0, _labels(selector), _age(daemonset), *_template_cells(daemonset)]
 
 
+# -- StatefulSets and storage ---------------------------------------------------------------------
+
+STATEFULSET_COLUMNS = [
+    NAME,
+    column("Ready", "Number of the pod with ready state"),
+    AGE, CONTAINERS, IMAGES,
+]
+STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"  # pkg/apis/core: BetaStorageClassAnnotation
+PERSISTENTVOLUME_COLUMNS = [
+    NAME,
+    column("Capacity", "capacity is the description of the persistent volume's resources and capacity."),
+    column("Access Modes", "accessModes contains all ways the volume can be mounted."),
+    column("Reclaim Policy", "persistentVolumeReclaimPolicy defines what happens to a persistent volume when "
+           "released from its claim."),
+    column("Status", "phase indicates if a volume is available, bound to a claim, or released by a claim."),
+    column("Claim", "claimRef is part of a bi-directional binding between PersistentVolume and "
+           "PersistentVolumeClaim."),
+    column("StorageClass", "StorageClass of the pv"),
+    column("VolumeAttributesClass", "VolumeAttributesClass of the pv"),
+    column("Reason", "reason is a brief CamelCase string that describes any failure and is meant for machine "
+           "parsing and tidy display in the CLI."),
+    AGE,
+    column("VolumeMode", "volumeMode defines if a volume is intended to be used with a formatted filesystem or "
+           "to remain in raw block state.", priority=1),
+]
+PERSISTENTVOLUMECLAIM_COLUMNS = [
+    NAME,
+    column("Status", "phase represents the current phase of PersistentVolumeClaim."),
+    column("Volume", "volumeName is the binding reference to the PersistentVolume backing this claim."),
+    column("Capacity", "capacity represents the actual resources of the underlying volume."),
+    column("Access Modes", "accessModes contains the actual access modes the volume backing the PVC has."),
+    column("StorageClass", "StorageClass of the pvc"),
+    column("VolumeAttributesClass", "VolumeAttributesClass of the pvc"),
+    AGE,
+    column("VolumeMode", "volumeMode defines what type of volume is required by the claim.", priority=1),
+]
+VOLUMEATTACHMENT_COLUMNS = [
+    NAME,
+    {**column("Attacher", "attacher indicates the name of the volume driver that MUST handle this request."),
+     "format": "name"},
+    column("PV", "persistentVolumeName represents the name of the persistent volume to attach."),
+    column("Node", "nodeName represents the node that the volume should be attached to."),
+    column("Attached", "attached indicates the volume is successfully attached.", type_="boolean"),
+    AGE,
+]
+ACCESS_MODES = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
+                ("ReadWriteOncePod", "RWOP"))
+
+
+def access_modes(modes: list[str] | None) -> str:
+    """``helper.GetAccessModesAsString``: always in the order RWO, ROX, RWX, RWOP, each once."""
+    present = set(modes or ())
+    return ",".join(short for mode, short in ACCESS_MODES if mode in present)
+
+
+def _storage_class(obj: dict) -> str:
+    """``helper.GetPersistentVolumeClass`` / ``GetPersistentVolumeClaimClass``: the beta annotation first."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if STORAGE_CLASS_ANNOTATION in annotations:
+        return annotations[STORAGE_CLASS_ANNOTATION]
+    return (obj.get("spec") or {}).get("storageClassName") or ""
+
+
+def _phase(obj: dict) -> str:
+    """A volume's or claim's phase, ``Terminating`` once it is being deleted."""
+    if (obj.get("metadata") or {}).get("deletionTimestamp") is not None:
+        return "Terminating"
+    return (obj.get("status") or {}).get("phase") or ""
+
+
+def statefulset_cells(statefulset: dict) -> list:
+    """``printStatefulSet``: READY is ready/desired replicas."""
+    spec, status = statefulset.get("spec") or {}, statefulset.get("status") or {}
+    return [_name(statefulset), f"{status.get('readyReplicas') or 0}/{spec.get('replicas') or 0}",
+            _age(statefulset), *_template_cells(statefulset)[:2]]
+
+
+def persistentvolume_cells(volume: dict) -> list:
+    """``printPersistentVolume``: CLAIM is ``<namespace>/<name>`` of its claimRef."""
+    spec = volume.get("spec") or {}
+    claim = spec.get("claimRef")
+    return [_name(volume), (spec.get("capacity") or {}).get("storage") or "0", access_modes(spec.get("accessModes")),
+            spec.get("persistentVolumeReclaimPolicy") or "", _phase(volume),
+            f"{claim.get('namespace') or ''}/{claim.get('name') or ''}" if claim else "", _storage_class(volume),
+            spec.get("volumeAttributesClassName") or "<unset>", (volume.get("status") or {}).get("reason") or "",
+            _age(volume), spec.get("volumeMode") or "<unset>"]
+
+
+def persistentvolumeclaim_cells(claim: dict) -> list:
+    """``printPersistentVolumeClaim``: capacity and access modes are the bound volume's, once there is one."""
+    spec, status = claim.get("spec") or {}, claim.get("status") or {}
+    capacity = modes = ""
+    if spec.get("volumeName"):
+        capacity = (status.get("capacity") or {}).get("storage") or "0"
+        modes = access_modes(status.get("accessModes"))
+    return [_name(claim), _phase(claim), spec.get("volumeName") or "", capacity, modes, _storage_class(claim),
+            spec.get("volumeAttributesClassName") or "<unset>", _age(claim), spec.get("volumeMode") or "<unset>"]
+
+
+def volumeattachment_cells(attachment: dict) -> list:
+    """``printVolumeAttachment`` (``pkg/printers/internalversion/printers.go``)."""
+    spec = attachment.get("spec") or {}
+    return [_name(attachment), spec.get("attacher") or "",
+            (spec.get("source") or {}).get("persistentVolumeName") or "", spec.get("nodeName") or "",
+            bool((attachment.get("status") or {}).get("attached")), _age(attachment)]
+
+
 PRINTERS: dict[str, tuple[list[dict], Callable[[dict], list]]] = {
     "nodes": (NODE_COLUMNS, node_cells),
     "pods": (POD_COLUMNS, pod_cells),
@@ -381,6 +498,10 @@ PRINTERS: dict[str, tuple[list[dict], Callable[[dict], list]]] = {
     "deployments": (DEPLOYMENT_COLUMNS, deployment_cells),
     "replicasets": (REPLICASET_COLUMNS, replicaset_cells),
     "daemonsets": (DAEMONSET_COLUMNS, daemonset_cells),
+    "statefulsets": (STATEFULSET_COLUMNS, statefulset_cells),
+    "persistentvolumes": (PERSISTENTVOLUME_COLUMNS, persistentvolume_cells),
+    "persistentvolumeclaims": (PERSISTENTVOLUMECLAIM_COLUMNS, persistentvolumeclaim_cells),
+    "volumeattachments": (VOLUMEATTACHMENT_COLUMNS, volumeattachment_cells),
 }
 
 

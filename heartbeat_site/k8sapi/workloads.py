@@ -26,6 +26,7 @@ from simulation.clock import US
 from simulation.simulation import WORKLOADS_APPLIED_AT
 
 WORKLOAD_RESOURCES = ("deployments", "replicasets", "daemonsets")
+WORKLOAD_KINDS = ("Deployment", "DaemonSet")  # the scenario's workloads this module gives objects to
 NAMESPACE = "default"  # simulation/workloads.py new_pod
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -58,7 +59,9 @@ class Workloads:
     """The workload objects of one run, their counts kept current from its pods."""
 
     def __init__(self, document: dict, zero: datetime, uid_space: uuid.UUID, seed: int) -> None:
-        self.specs = {spec["name"]: spec for spec in document["cluster"].get("workloads") or ()}
+        # a StatefulSet is an object of the simulation's own (simulation/objects.py), served as it is stored
+        self.specs = {spec["name"]: spec for spec in document["cluster"].get("workloads") or ()
+                      if spec["kind"] in WORKLOAD_KINDS}
         self.created = zero + timedelta(seconds=WORKLOADS_APPLIED_AT / US)
         self.applied_at = WORKLOADS_APPLIED_AT / US
         self.uid_space = uid_space

@@ -23,22 +23,30 @@ from simulation.lessons import (
     get_lesson,
     hide_cause,
     hide_in_snapshot,
+    in_place,
+    order_fits,
+    run_order,
+    shown_order,
 )
 
 DIAGNOSIS = "diagnosis"  # the question id of a drill's diagnosis
 MAX_VIEWER_ID = 64
 MAX_NICKNAME = 40
 NUMBER_BUCKETS = 8  # a number question's tally groups answers in at most this many ranges
+ORDER_SEPARATOR = ">"  # an order question's tally counts each whole order given, as "a>b>c"
 
 
 # -- what viewers may see ---------------------------------------------------------------------
 
 
 def public_question(document: dict) -> dict:
-    """A question as pages show it: no answer, evidence, measure or explanation."""
+    """A question as pages show it: no answer, evidence, measure, matcher or explanation."""
     out: dict[str, Any] = {"id": document["id"], "kind": document["kind"], "text": document["text"]}
     if document["kind"] == "choice":
         out["choices"] = [{"id": c["id"], "text": c["text"]} for c in document["choices"]]
+    elif document["kind"] == "order":  # shuffled, never in the right order; no matcher
+        texts = {item["id"]: item["text"] for item in document["items"]}
+        out["items"] = [{"id": item, "text": texts[item]} for item in shown_order(document)]
     elif document.get("unit"):
         out["unit"] = document["unit"]
     return out
@@ -62,6 +70,7 @@ def lesson_listing(lesson: Lesson) -> dict:
         "title": lesson.title,
         "summary": doc.get("summary"),
         "scenario": lesson.scenario.name,
+        "comparison": lesson.comparison,  # a comparison lesson: each side's settings (docs/lessons.md)
         "steps": [public_step(step, i) for i, step in enumerate(doc["steps"])],
         "questions": [public_question(step["question"]) for step in doc["steps"] if step.get("question")],
     }
@@ -197,7 +206,15 @@ def _answer_fields(question: Question, message: dict) -> dict:
         value = message.get("value")
         if isinstance(value, bool) or not isinstance(value, int | float) or value != value or abs(value) > 1e9:
             raise ApiError(400, "bad-answer", f'question {question.qid!r} takes a number: "value"')
-        return {"value": float(value), "choice": "", "node": ""}
+        return {"value": float(value), "choice": "", "node": "", "order": None}
+    if document["kind"] == "order":
+        ids = [item["id"] for item in document["items"]]
+        order = message.get("order")
+        if not isinstance(order, list) or len(order) != len(ids) or sorted(map(str, order)) != sorted(ids) \
+                or not all(isinstance(item, str) for item in order):
+            raise ApiError(400, "bad-answer", f'question {question.qid!r} takes "order": a list of every item id once, '
+                                              f'first to last ({", ".join(ids)}); got {order!r}')
+        return {"order": order, "choice": "", "node": "", "value": None}
     choices = [c["id"] for c in document["choices"]]
     choice = message.get("choice")
     if choice not in choices:
@@ -209,7 +226,7 @@ def _answer_fields(question: Question, message: dict) -> dict:
             raise ApiError(400, "bad-answer",
                            f'a diagnosis names a "node" too: one of {", ".join(document["nodes"])}; got {named!r}')
         node = named
-    return {"choice": choice, "node": node, "value": None}
+    return {"choice": choice, "node": node, "value": None, "order": None}
 
 
 def question_document(question: Question) -> dict:
@@ -218,7 +235,7 @@ def question_document(question: Question) -> dict:
     if run.drill:
         drill = drill_of(run)
         return {**diagnosis_question(drill), "answer": public_cause(drill, drill.answer),
-                "node": drill.fault.get("node")}
+                "node": drill.node}
     lesson = lesson_of(run)
     for step in lesson.document["steps"]:
         if step.get("question") and step["question"]["id"] == question.qid:
@@ -227,24 +244,93 @@ def question_document(question: Question) -> dict:
 
 
 def tally(question: Question) -> dict:
-    """How many answered, and how: counts per choice, per node (diagnosis) or per range of numbers."""
-    answers = list(question.answers.values_list("choice", "node", "value"))
+    """How many answered, and how: counts per choice, per node (diagnosis), per range of numbers,
+    or (order) per whole order given ("a>b>c") with, per item, how many put it at each place."""
+    answers = list(question.answers.values_list("choice", "node", "value", "order"))
     document = question_document(question)
     counts: dict[str, int] = {}
+    out: dict[str, Any] = {"type": "tally", "question": question.qid, "answers": len(answers)}
     if document["kind"] == "number":
-        counts = _number_buckets([value for _, _, value in answers if value is not None])
+        counts = _number_buckets([value for _, _, value, _ in answers if value is not None])
+    elif document["kind"] == "order":
+        ids = [item["id"] for item in document["items"]]
+        positions = {item: [0] * len(ids) for item in ids}
+        for *_, order in answers:
+            if order:
+                key = ORDER_SEPARATOR.join(order)
+                counts[key] = counts.get(key, 0) + 1
+                for place, item in enumerate(order):
+                    positions[item][place] += 1
+        out["positions"] = positions
     else:
         for choice in document["choices"]:
             counts[choice["id"]] = 0
-        for choice, _, _ in answers:
+        for choice, _, _, _ in answers:
             counts[choice] = counts.get(choice, 0) + 1
-    out = {"type": "tally", "question": question.qid, "answers": len(answers), "counts": counts}
+    out["counts"] = counts
     if document["kind"] == "diagnosis":
         nodes: dict[str, int] = dict.fromkeys(document["nodes"], 0)
-        for _, node, _ in answers:
+        for _, node, _, _ in answers:
             nodes[node] = nodes.get(node, 0) + 1
         out["nodes"] = nodes
     return out
+
+
+# -- order questions: the run's order against the class's --------------------------------------
+
+
+def order_times(document: dict, happened: dict | None) -> dict[str, float] | None:
+    """The time each item counts at: the run's, once every item has happened; else the places of
+    the document's `answer` (a question revealed before its events); None when neither is known."""
+    if happened and all(happened.get(item["id"]) for item in document["items"]):
+        return {item: ref["t"] for item, ref in happened.items()}
+    if document.get("answer"):
+        return {item: float(place) for place, item in enumerate(document["answer"])}
+    return None
+
+
+def order_reveal(question: Question, happened: dict) -> dict:
+    """What a reveal says about an order question: the right order with each item's event
+    ({seq, t}, or null while still to come, with the matcher pages wait for), and how the class did."""
+    document = question_document(question)
+    times = order_times(document, happened)
+    everything = all(happened.get(item["id"]) for item in document["items"])
+    correct = run_order(happened) if everything else document.get("answer")
+    matchers = {item["id"]: item["match"] for item in document["items"]}
+    items = [{"id": item, "event": happened.get(item), "match": matchers[item]} for item in correct or matchers]
+    answers = [order for (order,) in question.answers.values_list("order") if order]
+    places = dict.fromkeys(matchers, 0)
+    right = 0
+    if times is not None:
+        for order in answers:
+            right += order_fits(order, times)
+            for item, ok in zip(order, in_place(order, times), strict=True):
+                places[item] += ok
+    return {"correct": correct, "items": items, "answers": len(answers), "right": right if times else None,
+            "share": round(right / len(answers), 4) if times and answers else None,
+            "in_place": places if times else None}
+
+
+def answer_value(answer: Answer) -> dict:
+    """A stored answer as the viewer sent it: {"choice"} (+ "node"), {"value"} or {"order"}."""
+    if answer.order is not None:
+        return {"order": answer.order}
+    if answer.value is not None:
+        return {"value": answer.value}
+    return {"choice": answer.choice, **({"node": answer.node} if answer.node else {})}
+
+
+def answer_is_right(question: Question, answer: Answer) -> bool | None:
+    """Whether an answer is the right one (None while the run cannot tell: an order question
+    before its reveal). Order: items of the same instant may come in either order."""
+    document = question_document(question)
+    if document["kind"] == "order":
+        times = order_times(document, question.happened)
+        return None if times is None or answer.order is None else order_fits(answer.order, times)
+    if document["kind"] == "number":
+        return answer.value is not None and abs(answer.value - float(document["answer"])) <= \
+            float(document.get("tolerance") or 0) + 1e-9
+    return answer.choice == document["answer"] and (document["kind"] != "diagnosis" or answer.node == document["node"])
 
 
 def _number_buckets(values: list[float]) -> dict[str, int]:
@@ -297,10 +383,16 @@ def state_message(run_id: str) -> dict | None:
 
 
 def reveal_summary(question: Question) -> dict:
+    """A revealed question for a page that joins later: enough to tell whether its own answer was
+    right (a number's tolerance too: a learner alone counts their score from it)."""
     document = question_document(question)
     out = {"question": question.qid, "correct": document["answer"],
            "explain": document.get("explain") or document.get("explanation")}
+    if document["kind"] == "number":
+        out["tolerance"] = document.get("tolerance", 0)
     if document["kind"] == "diagnosis":
         drill = drill_of(question.run)
-        out.update(node=drill.fault.get("node"), explain=drill.document.get("explanation"))
+        out.update(node=drill.node, explain=drill.document.get("explanation"))
+    elif document["kind"] == "order":
+        out.update(order_reveal(question, question.happened or {}), kind="order")
     return out

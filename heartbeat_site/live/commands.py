@@ -7,13 +7,11 @@ virtual time, and persists that ``at`` before applying (see heartbeat_site.live.
 from __future__ import annotations
 
 import redis
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from heartbeat_site.live import frames, runstore
+from heartbeat_site.live import frames, publisher, runstore
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.fields import number_field, reject_unknown_keys
 from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
@@ -111,6 +109,12 @@ def submit(run: Run, body: dict) -> tuple[Command, dict | None]:
     Redis fails once it is persisted, it is taken back unless the driver already applied it
     (then the answer is that application). A dependency error becomes a 503 (``errors.py``).
     """
+    if run.comparison_id:  # a comparison's side: its commands go to both sides, at one instant
+        from heartbeat_site.live import comparisons
+
+        stored, acks = comparisons.submit(run.comparison, body)
+        mine = next(i for i, command in enumerate(stored) if command.run_id == run.id)
+        return stored[mine], acks[mine]
     kind, action, payload = normalise(run, body)
     if not run.is_active:
         raise ApiError(
@@ -142,8 +146,7 @@ def broadcast_view(run: Run, payload: dict) -> tuple[Command, dict]:
     Command.objects.filter(pk=command.pk).update(status=CommandStatus.APPLIED, at=at)
     command.status, command.at = CommandStatus.APPLIED, at
     message = {"type": "follow", **{k: v for k, v in payload.items() if k != "action"}, "seq": command.seq}
-    async_to_sync(get_channel_layer().group_send)(runstore.group_name(run.id),
-                                                  {"type": "run.notice", "text": frames.dumps(message)})
+    publisher.publish(run.id, {"type": "run.notice", "text": frames.dumps(message)})
     return command, {"status": "applied", "at": at}
 
 

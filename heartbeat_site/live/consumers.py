@@ -1,9 +1,10 @@
 """Websocket ``/ws/runs/<id>/``: a snapshot (or a resume), then the run's frames in order.
 
-Frames come through the channel layer, which is at-most-once, to the process's feed of the
-run (``fanout.py``), which hands each to every local viewer's inbox; each consumer remembers
-the last seq it delivered, drops what it already sent and fills any hole from the Redis
-event log, so a viewer sees every event exactly once, in order (docs/architecture.md §2.5).
+Frames come through the run's Redis pub/sub feed (``publisher.py``), which is at-most-once,
+to the process's subscription to it (``fanout.py``), which hands each to every local viewer's
+inbox; each consumer remembers the last seq it delivered, drops what it already sent and fills
+any hole from the Redis event log, so a viewer sees every event exactly once, in order
+(docs/architecture.md §2.5).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from urllib.parse import parse_qs
 
 import redis
 from autobahn.exception import Disconnected
-from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -50,32 +50,49 @@ class RunConsumer(AsyncWebsocketConsumer):
     delivered: int = 0
     registered: bool = False
 
+    # No channel layer: an alias no settings configure, for which Channels' get_channel_layer gives None, so its
+    # loop waits on the websocket alone and opens no channel per viewer (the run's messages come from the
+    # process's feed of the run, fanout.py).
+    channel_layer_alias = "heartbeat-no-channel-layer"
+    delivering: asyncio.Task | None = None
+
     async def __call__(
         self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable[[dict], Awaitable[None]]
     ) -> None:
-        """Handle the websocket's events and the run's messages one at a time, in one task.
+        """Channels' own loop (``AsyncConsumer.__call__``) for the websocket's events; the run's messages
+        arrive in ``self.inbox`` from the process's feed (``fanout.py``) and are handled by a task of the
+        viewer's own (``_deliver``). ``dispatch`` gives each handler its turn, so the two take turns, one handler
+        at a time, each side in order.
 
-        Replaces Channels' loop, which gives each consumer a channel-layer channel of its own;
-        the run's messages arrive instead in ``self.inbox`` from the process's feed
-        (``fanout.py``), next to the websocket's events forwarded by a small task.
+        Not the run's messages through Channels' loop as its ``receive``: that loop makes a task and an
+        ``asyncio.wait`` per message, which doubled the server's CPU for 500 viewers (bench/README.md).
         """
-        self.scope = scope
-        self.base_send = send
         self.viewer_id = uuid.uuid4().hex
         self.inbox: fanout.Inbox = fanout.Inbox()
-        forwarder = asyncio.create_task(_forward(receive, self.inbox))
+        self.turn = asyncio.Lock()
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if self.delivering is not None:
+                self.delivering.cancel()
+            if self.registered:
+                await fanout.leave(self.run_id, self.viewer_id)
+
+    async def _deliver(self) -> None:
+        """The run's messages, in the order the feed got them, each in its turn."""
         try:
             while True:
                 await self.dispatch(await self.inbox.get())
         except StopConsumer:
-            pass
-        finally:
-            forwarder.cancel()
-            if self.registered:
-                await fanout.leave(self.run_id, self.viewer_id)
+            pass  # the socket is gone or closed: the server's websocket.disconnect ends Channels' loop
+        except Exception:
+            log.exception("viewer of run %s: a message of the run could not be sent; closing", self.run_id)
+            with contextlib.suppress(Exception):
+                await self.close(code=CLOSE_TRY_AGAIN)  # the page reconnects with ?after=
+        await fanout.leave(self.run_id, self.viewer_id)  # nothing more to it until the consumer ends
 
     async def dispatch(self, message: dict) -> None:
-        """Call the message's handler, without Channels' ``aclose_old_connections`` first.
+        """Call the message's handler in its turn, without Channels' ``aclose_old_connections`` first.
 
         Channels 4.2+ runs ``close_old_connections`` on the thread-sensitive executor (the one
         thread Django's sync views also run on) before every handler. With 500 viewers that is
@@ -83,10 +100,12 @@ class RunConsumer(AsyncWebsocketConsumer):
         behind them. These handlers reach the database only through ``database_sync_to_async``,
         which closes old connections itself.
         """
-        handler = getattr(self, get_handler_name(message), None)
+        name = str(message.get("type", "")).replace(".", "_")
+        handler = getattr(self, name, None) if name[:1].isalpha() else None
         if handler is None:
-            raise ValueError(f"no handler for message type {message['type']}")
-        await handler(message)
+            raise ValueError(f"no handler for message type {message.get('type')!r}")
+        async with self.turn:
+            await handler(message)
 
     async def send(
         self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool | int = False
@@ -139,6 +158,8 @@ class RunConsumer(AsyncWebsocketConsumer):
             follow = await database_sync_to_async(commands.follow_state, thread_sensitive=False)(self.run_id)
             if follow is not None:
                 await self.send(text_data=frames.dumps(follow))
+            # what the feed brought meanwhile waits in the inbox; the task starts once this handler's turn ends
+            self.delivering = asyncio.create_task(self._deliver())
         except (redis.RedisError, OSError) as exc:
             log.warning("viewer of run %s: Redis unreachable at connect (%s)", self.run_id, exc)
             await self._refuse(CLOSE_TRY_AGAIN, "live-service-unavailable", UNAVAILABLE)
@@ -254,7 +275,7 @@ class RunConsumer(AsyncWebsocketConsumer):
             if len(events) < chunk:
                 return
 
-    # -- channel-layer messages from the driver and other consumers --------------------
+    # -- the run's messages, from its feed (the driver, a trainer's follow) --------------
 
     async def run_frame(self, message: dict) -> None:
         first, last = message["first"], message["last"]
@@ -373,19 +394,6 @@ class RunConsumer(AsyncWebsocketConsumer):
 
     async def _error(self, text: str, code: str = "bad-message") -> None:
         await self.send(text_data=frames.dumps(frames.error_message(text, code)))
-
-
-async def _forward(receive: Callable[[], Awaitable[dict]], inbox: fanout.Inbox) -> None:
-    """The websocket's events into the consumer's inbox, up to the disconnect."""
-    try:
-        while True:
-            message = await receive()
-            inbox.put_nowait(message)
-            if message["type"] == "websocket.disconnect":
-                return
-    except Exception:
-        log.exception("websocket receive failed")
-        inbox.put_nowait({"type": "websocket.disconnect", "code": CLOSE_TRY_AGAIN})
 
 
 # The stored snapshot as this process last read it, per event loop: a class joining at once

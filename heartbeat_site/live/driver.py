@@ -5,7 +5,9 @@ Each slice (``HEARTBEAT_FRAME_INTERVAL``, 0.1 s) it advances the simulation to
 them to the bounded event log and renews the lease, all fenced by the lease token.
 Commands wake it at once: it gives each the current virtual time, persists that ``at``
 and only then applies it (docs/architecture.md §2.4), so a takeover that replays
-scenario + seed + commands reproduces the run exactly.
+scenario + seed + commands reproduces the run exactly. Every ``HEARTBEAT_CHECKPOINT_SECONDS`` of
+virtual time it leaves a checkpoint (checkpoints.py): a takeover continues the newest instead of
+replaying the run from virtual time 0.
 """
 
 from __future__ import annotations
@@ -24,14 +26,16 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
-from heartbeat_site.live import classroom, detail, frames, runstore
+from heartbeat_site.live import checkpoints, classroom, detail, frames, runstore
 from heartbeat_site.live.governor import SpeedGovernor
 from heartbeat_site.live.models import ACTIVE_STATUSES, Command, CommandKind, CommandStatus, Run, RunStatus
 from heartbeat_site.live.pacing import VirtualClock
 from heartbeat_site.live.publisher import Publisher
-from heartbeat_site.live.replay import replay_until
+from heartbeat_site.live.replay import applied_fault_commands, replay_until
 from heartbeat_site.live.teaching import teaching_for
-from simulation import CommandError, load_scenario
+from simulation import CommandError, Simulation, load_scenario
+from simulation.comparison import KeyTransitions
+from simulation.events import SimEvent
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +66,21 @@ def frame_interval(base: float, viewers: int) -> float:
     return min(max(base, base * viewers / 200), max(base, 0.25))
 
 
+def guarded(what: str, drive: Callable[[], str], fail: Callable[[str], None]) -> str:
+    """``drive()``'s outcome; a dependency lost meanwhile or the driver's own error as an outcome too."""
+    try:
+        return drive()
+    except (redis.RedisError, OSError, DatabaseError) as exc:
+        # Redis or the database went away while the run was being set up: not the run's
+        # fault. Its lease lapses and a watchdog dispatches it again once they are back.
+        log.warning("%s: could not start driving (%s: %s); it will be dispatched again", what, type(exc).__name__, exc)
+        return "dependency-unavailable"
+    except Exception as exc:
+        log.exception("driver for %s failed", what)
+        fail(f"{type(exc).__name__}: {exc}")
+        return "failed"
+
+
 class RunDriver:
     def __init__(self, run_id: str, *, stop: threading.Event | None = None,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
@@ -74,12 +93,16 @@ class RunDriver:
         self.idle_seconds: float = conf["IDLE_SECONDS"]
         self.max_frame_events: int = conf["FRAME_MAX_EVENTS"]
         self.lease = runstore.Lease(run_id, uuid.uuid4().hex, conf["LEASE_TTL"])
-        self.group = runstore.group_name(run_id)
         self.buffer: list[dict] = []
         self.published_seq = 0
         self.snapshot_seq = -1
         self.viewers = -1
         self.stopped_by_trainer = False  # a stop command was applied: the run ends after its ack
+        # a comparison's side keeps its key transitions (comparison_driver.py)
+        self.track_transitions = False
+        self.transitions: KeyTransitions | None = None
+        self.checkpointer: checkpoints.Checkpointer | None = None
+        self.restored_from: runstore.Checkpoint | None = None  # the checkpoint this driver continued
 
     # -- life cycle -------------------------------------------------------------------
 
@@ -89,20 +112,12 @@ class RunDriver:
             return "owned-elsewhere"
         self.keeper = runstore.LeaseKeeper(self.lease)
         self.keeper.start()  # before the rebuild, which may take seconds on a large cluster
-        self.publisher = Publisher()
+        self.publisher = Publisher(self.run_id)
         try:
-            return self._drive()
-        except (redis.RedisError, OSError, DatabaseError) as exc:
-            # Redis or the database went away while the run was being set up: not the run's
-            # fault. Its lease lapses and a watchdog dispatches it again once they are back.
-            log.warning("run %s: could not start driving (%s: %s); it will be dispatched again",
-                        self.run_id, type(exc).__name__, exc)
-            return "dependency-unavailable"
-        except Exception as exc:
-            log.exception("driver for run %s failed", self.run_id)
-            self._fail(f"{type(exc).__name__}: {exc}")
-            return "failed"
+            return guarded(f"run {self.run_id}", self._drive, self._fail)
         finally:
+            if self.checkpointer is not None:
+                self.checkpointer.close()
             self.keeper.stop()
             with contextlib.suppress(redis.RedisError, OSError):
                 self.lease.release()
@@ -110,6 +125,10 @@ class RunDriver:
             close_old_connections()
 
     def _drive(self) -> str:
+        return self._prepare() or self._loop()
+
+    def _prepare(self) -> str | None:
+        """Rebuild the run where viewers are and announce it; an outcome when there is nothing to drive."""
         run = Run.objects.filter(pk=self.run_id).first()
         if run is None:
             # Redis remembers a run the database does not have (a database reset under a
@@ -123,13 +142,21 @@ class RunDriver:
         self.run = run
         self.scenario = load_scenario(run.document)
         self.duration = run.duration
-        t0, seq0 = self._published_position(run)
-        self.sim, replayed = replay_until(run, t0)
-        replayed_seq = replayed[-1].seq if replayed else 0
+        state = runstore.read_state(self.run_id)
+        t0, seq0 = self._published_position(run, state)
+        replayed = self._rebuild(run, t0, seq0)
+        if self.track_transitions:
+            self.transitions = KeyTransitions(self.sim.startup_done_at)
+            self.transitions.feed(replayed)
+            self.replayed = replayed  # a comparison lesson is restored from both sides' (comparison_driver.py)
+        base_seq = self.restored_from.seq if self.restored_from is not None else 0
+        replayed_seq = replayed[-1].seq if replayed else base_seq
         if replayed_seq != seq0:
             log.error("run %s: replay to t=%s gave seq %s, published seq is %s", self.run_id, t0, replayed_seq, seq0)
         self.published_seq = max(seq0, replayed_seq)
         self.clock = VirtualClock(t=self.sim.now, speed=run.speed, paused=run.paused, monotonic=self.mono)
+        if state.get("fast_forward"):  # a lesson's "next" under way: the trainer's speed comes back at its step
+            self.clock.fast_forward = json.loads(state["fast_forward"])
         self.startup_end = self.sim.startup_done_at
         self.clock.preparing = run.node_count >= PREPARE_NODES and self.sim.now < self.startup_end
         self.pace = 1.0  # virtual seconds simulated per wall second, as last measured
@@ -144,35 +171,90 @@ class RunDriver:
         # a drill's events that name its cause, published as placeholders until the reveal
         self.hidden_events: dict[int, str] = {}
         self.teaching = teaching_for(self, run)
+        if not run.comparison_id:  # a comparison's sides are rebuilt from time 0 (their key transitions)
+            self.checkpointer = checkpoints.Checkpointer(self.lease, run, self.restored_from)
         Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, started_at=run.started_at or timezone.now())
-        if not self.lease.publish([], self._state()):
+        restored = self.restored_from
+        if not self.lease.publish([], {**self._state(), "checkpoint_t": repr(restored.t) if restored else "",
+                                       "checkpoint_seq": restored.seq if restored else ""}):
             return "lease-lost"
         if self.teaching is not None:
             if t0 > 0 or run.steps_started:
-                self.teaching.restore([event.to_dict() for event in replayed], self.sim.now)
+                runner = checkpoints.lesson_runner(restored.lesson) if restored and restored.lesson else None
+                self.teaching.restore([event.to_dict() for event in replayed], self.sim.now, runner=runner)
             else:
                 self.teaching.begin(self.sim.now)
         self._store_snapshot()
         self._send_clock()
-        return self._loop()
+        return None
 
-    def _published_position(self, run: Run) -> tuple[float, int]:
+    def _rebuild(self, run: Run, t0: float, seq0: int) -> list[SimEvent]:
+        """``self.sim`` at the published position ``t0``: the run's newest checkpoint continued when there is
+        one at or before it, else the run replayed from virtual time 0. The events simulated on the way."""
+        checkpoint = self._usable_checkpoint(run, t0, seq0)
+        if checkpoint is not None:
+            started = time.monotonic()
+            try:
+                sim = Simulation.restore(checkpoint.sim)
+                held = set(checkpoint.commands)
+                for command in applied_fault_commands(run):
+                    if command.pk not in held:  # applied after the checkpoint: at or after its time
+                        sim.schedule_command(command.payload, command.at)
+                events = sim.run_until(t0) if t0 > sim.now else []
+            except Exception as exc:  # a checkpoint of another code version, a truncated one: the replay is exact
+                log.warning("run %s: its checkpoint at t=%.1f s could not be continued (%s: %s); replaying from 0",
+                            self.run_id, checkpoint.t, type(exc).__name__, exc)
+            else:
+                self.sim, self.restored_from = sim, checkpoint
+                log.info("run %s: continued its checkpoint at t=%.1f s (seq %d) to t=%.1f s in %.2f s",
+                         self.run_id, checkpoint.t, checkpoint.seq, t0, time.monotonic() - started)
+                return events
+        started = time.monotonic()
+        self.sim, replayed = replay_until(run, t0)
+        if t0 > 0:
+            log.info("run %s: replayed from 0 to t=%.1f s in %.2f s", self.run_id, t0, time.monotonic() - started)
+        return replayed
+
+    def _usable_checkpoint(self, run: Run, t0: float, seq0: int) -> runstore.Checkpoint | None:
+        """The run's newest checkpoint when a takeover can continue it (logging why not otherwise)."""
+        if t0 <= 0 or run.comparison_id:
+            return None
+        try:
+            checkpoint = runstore.read_checkpoint(self.run_id)
+        except (ValueError, KeyError) as exc:
+            log.warning("run %s: its checkpoint is unreadable (%s: %s); replaying from 0", self.run_id,
+                        type(exc).__name__, exc)
+            return None
+        why = None
+        if checkpoint is None:
+            why = "it has no checkpoint"
+        elif checkpoint.t > t0 or checkpoint.seq > seq0:
+            why = f"its checkpoint (t={checkpoint.t:.1f} s, seq {checkpoint.seq}) is past the published position"
+        elif run.lesson and checkpoint.lesson is None:
+            why = "its checkpoint lacks the lesson's state"
+        if why is not None:
+            log.info("run %s: %s; replaying from 0 to t=%.1f s", self.run_id, why, t0)
+            return None
+        return checkpoint
+
+    def _published_position(self, run: Run, state: dict) -> tuple[float, int]:
         """Where viewers are: Redis state when it exists, else what the database last saw."""
-        state = runstore.read_state(self.run_id)
         if "t" in state and "last_seq" in state:
             return float(state["t"]), int(state["last_seq"])
         return run.t_reached, run.last_seq
 
-    def _loop(self) -> str:
-        now = self.mono()
+    def _start_loop(self, now: float) -> None:
         self.next_tick = now + self.interval
         self.last_sent = self.last_db_save = self.last_idle_check = self.last_snapshot = now
         self.last_activity = now
         self._start_window(now)
+
+    def _loop(self) -> str:
+        self._start_loop(self.mono())
         while True:
             try:
                 outcome = self._slice()
-            except (redis.RedisError, OSError) as exc:  # OSError: the channel layer's socket
+            except (redis.RedisError, OSError) as exc:  # OSError: a socket error redis-py did not wrap
                 outcome = self._ride_out_redis_outage(exc)
             except DatabaseError as exc:
                 outcome = self._ride_out_database_outage(exc)
@@ -207,6 +289,8 @@ class RunDriver:
         if not self._flush():
             log.warning("run %s: lease lost, another worker drives it now", self.run_id)
             return "lease-lost"
+        if self.checkpointer is not None:
+            self._checkpoint()
         self.governor.busy += self.mono() - now
         if self.node_level:
             self._answer_asks()
@@ -321,6 +405,8 @@ class RunDriver:
                 step_to = stop  # a lesson step starts exactly at its time
             started, before = self.mono(), self.sim.now
             events = self.sim.run_until(step_to)
+            if self.transitions is not None:
+                self.transitions.feed(events)
             if self.clock.preparing:
                 self.prepared.extend(events)  # converted once the start-up is over (``_go_live``)
             else:
@@ -372,7 +458,7 @@ class RunDriver:
         self.lease.publish(events, self._state())
         self._save_position()
         self._store_snapshot()
-        self.publisher.group_send(self.group, {"type": "run.snapshot"})
+        self.publisher.send({"type": "run.snapshot"})
         self._send_clock()
         self._start_window(self.mono())
         log.info("run %s: start-up simulated, live from t=%.1f s", self.run_id, self.sim.now)
@@ -396,10 +482,15 @@ class RunDriver:
         """Apply pending commands at the current virtual time, persisting ``at`` first.
 
         Returns True when a fault was scheduled (its event is due in the next slice)."""
-        faults = controls = False
         self._advance(self.clock.now())
         pending = list(Command.objects.filter(run_id=self.run_id, status=CommandStatus.PENDING).order_by("seq"))
         self.commands_due = False
+        return self._apply_commands(pending)
+
+    def _apply_commands(self, pending: list[Command]) -> bool:
+        """Claim and apply ``pending`` at the simulation's time (``_take_commands``); True when a fault was
+        scheduled."""
+        faults = controls = False
         for command in pending:
             at = self.sim.now
             claimed = Command.objects.filter(pk=command.pk, status=CommandStatus.PENDING).update(
@@ -435,6 +526,7 @@ class RunDriver:
             self.clock.resume()
             self._start_window(self.mono())
         elif action == "speed":
+            self.clock.fast_forward = None  # a speed the trainer picks now is the one to keep
             self.clock.set_speed(float(command.payload["value"]))
             self._start_window(self.mono())
         elif action == "step":
@@ -449,6 +541,7 @@ class RunDriver:
                 self.teaching.reveal()
             else:
                 self.teaching.next()
+            self._start_window(self.mono())
         else:
             raise ValueError(f"unknown control action {action!r}")
         Run.objects.filter(pk=self.run_id).update(speed=self.clock.speed, paused=self.clock.paused)
@@ -465,6 +558,7 @@ class RunDriver:
             "speed": self.clock.speed,
             "paused": int(self.clock.paused),
             "status": status,
+            "fast_forward": json.dumps(self.clock.fast_forward) if self.clock.fast_forward else "",
         }
 
     def _flush(self) -> bool:
@@ -501,6 +595,11 @@ class RunDriver:
     def notify(self, message: dict) -> None:
         """A lesson or drill message (step, question, tally, reveal) to every viewer."""
         self._send("run.notice", message)
+
+    def end_fast_forward(self) -> None:
+        """A lesson step reached by "next": the trainer's speed again, on every page."""
+        self.clock.end_fast_forward()
+        self._start_window(self.mono())
 
     def pause_here(self) -> None:
         """Pause at the simulation's time (the clock may have run a little ahead of it)."""
@@ -564,7 +663,7 @@ class RunDriver:
         self._send_text(kind, frames.dumps(message), **extra)
 
     def _send_text(self, kind: str, text: str, **extra: int) -> None:
-        self.publisher.group_send(self.group, {"type": kind, "text": text, **extra})
+        self.publisher.send({"type": kind, "text": text, **extra})
         self.last_sent = self.mono()
 
     def _send_clock(self) -> None:
@@ -582,6 +681,20 @@ class RunDriver:
         # Big clusters make snapshots expensive: keep them to a small share of the driver's time.
         self.snapshot_every = max(1.0, 20 * (self.last_snapshot - started))
 
+    def _checkpoint(self, *, final: bool = False) -> None:
+        """The run's checkpoint at its published position, when one is due (``final``: the run ended)."""
+        checkpointer = self.checkpointer
+        if checkpointer is None:
+            return
+        if not final and not checkpointer.due(self.sim.now):
+            checkpointer.collect()
+            return
+        lesson = self.teaching.checkpoint_state() if self.teaching is not None else None
+        if final:
+            checkpointer.finish(self.sim, self.published_seq, lesson)
+        else:
+            checkpointer.write(self.sim, self.published_seq, lesson)
+
     def _save_position(self) -> None:
         Run.objects.filter(pk=self.run_id).update(t_reached=self.sim.now, last_seq=self.published_seq)
         self.last_db_save = self.mono()
@@ -596,6 +709,7 @@ class RunDriver:
         self.lease.publish([], self._state(status))
         self._store_snapshot()
         self._send("run.status", frames.status_message(status, reason, self._clock(), self.published_seq))
+        self._checkpoint(final=True)  # before mark_inactive, which gives the run's keys their retention
         runstore.mark_inactive(self.run_id)
 
     def _fail(self, reason: str) -> None:
@@ -604,6 +718,6 @@ class RunDriver:
         runstore.mark_inactive(self.run_id)
         message = frames.status_message(RunStatus.FAILED, reason, {}, self.published_seq)
         try:
-            self.publisher.group_send(self.group, {"type": "run.status", "text": frames.dumps(message)})
+            self.publisher.send({"type": "run.status", "text": frames.dumps(message)})
         except Exception:  # the failure may be Redis itself; the database row already says it
             log.exception("run %s: could not announce the failure", self.run_id)

@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 
 EXPORT_NAMES = ("summary.md", "audit.jsonl", "events.jsonl", "sequence.mmd", "sequence.svg", "objects.yaml")
 # What `kubectl get` lists of the cluster, in the order of the snapshot's objects (events are in events.jsonl).
-OBJECT_KINDS = ("nodes", "leases", "pods", "services", "endpointslices")
+OBJECT_KINDS = ("nodes", "leases", "pods", "services", "endpointslices", "statefulsets", "persistentvolumeclaims",
+                "persistentvolumes", "volumeattachments")
 MAX_OBJECTS_NODES = 1000  # about 8 MB of YAML; a larger cluster is read with kubectl (docs/kubectl.md)
 CACHE_MAX_BYTES = 32 * 1024 * 1024  # a larger export (hours of a large run's events) is built per request
 APISERVER = "kube-apiserver"
@@ -49,6 +50,11 @@ LANES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("scheduler", "kube-scheduler", ("kube-scheduler",)),
     ("endpointslice", "endpointslice-controller", ("endpointslice-controller",)),
     ("workloads", "workload controllers", ()),
+    # a run with StatefulSets and volumes (drawn only when used, as every lane here)
+    ("statefulset", "statefulset-controller", ("statefulset-controller",)),
+    ("volumes", "attach/detach and PV controllers",
+     ("attachdetach-controller", "csi-attacher", "persistentvolume-controller", "csi-provisioner")),
+    ("podgc", "pod-garbage-collector", ("pod-garbage-collector",)),
     ("trainer", "trainer (kubectl)", ("trainer",)),
 )
 LANE_OF_COMPONENT = {component: lane for lane, _label, components in LANES for component in components}
@@ -254,8 +260,9 @@ def sequence_svg(rows: list[Row], node: str) -> str:
 
 
 def objects_yaml(run: Run, t: float, *, reached: float) -> str:
-    """The cluster's objects at ``t`` as ``kubectl get nodes,leases,pods,services,endpointslices -A -o yaml``
-    prints them: a ``v1`` ``List`` whose items carry their own apiVersion and kind. Built in the replay
+    """The cluster's objects at ``t`` as ``kubectl get nodes,leases,pods,services,endpointslices,statefulsets,pvc,pv,
+    volumeattachments -A -o yaml`` prints them: a ``v1`` ``List`` whose items carry their own apiVersion and kind
+    (a run without StatefulSets or volumes has none of the last four). Built in the replay
     process (replayer.py), the replay and the YAML alike."""
     return replayer.replay(objects_yaml_of, run, t, reached, t=t)
 

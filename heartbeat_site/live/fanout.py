@@ -1,12 +1,12 @@
 """One Redis subscription per ASGI process and run, shared by that process's viewers.
 
-Channels' default gives every consumer its own channel: one frame for 500 viewers then costs
-500 Redis-side deliveries into 500 queues, 500 msgpack decodes and about 1,000 task wake-ups
-before the 500 websocket writes, and every join subscribes in Redis. A ``RunFeed`` receives
-each message of its run once and puts the same (read-only) dict into every local viewer's
-inbox. Each viewer still handles its inbox in its own task, in order, with the seq checks of
-``consumers.py`` (exactly once, holes filled from the event log), so a slow socket delays
-only itself.
+A subscription per viewer would cost, for one frame to 500 viewers, 500 Redis-side deliveries
+into 500 sockets, 500 decodes and about 1,000 task wake-ups before the 500 websocket writes, and
+a Redis SUBSCRIBE per join. A ``RunFeed`` subscribes (redis-py's asyncio client) to the run's
+feed channel (``runstore.feed_channel``, written by ``publisher.py``), decodes each message once
+and puts the same (read-only) dict into every local viewer's inbox. Each viewer still handles
+its inbox in its own task, in order, with the seq checks of ``consumers.py`` (exactly once,
+holes filled from the event log), so a slow socket delays only itself.
 
 The feed also keeps its viewers registered in Redis (``runstore.add_viewers``): one call per
 process every ``VIEWER_REFRESH_SECONDS`` instead of one thread hop per viewer.
@@ -21,10 +21,9 @@ import time
 import weakref
 
 import redis.asyncio as aioredis
-from channels.layers import get_channel_layer
 from django.conf import settings
 
-from heartbeat_site.live import runstore
+from heartbeat_site.live import publisher, runstore
 
 log = logging.getLogger(__name__)
 
@@ -47,20 +46,17 @@ class RunFeed:
         self.task = asyncio.create_task(self._pump(), name=f"feed {run_id}")
 
     async def _pump(self) -> None:
-        """Receive the run's group messages on a Redis subscription of the feed's own.
+        """Receive the run's feed on a Redis connection of the feed's own.
 
-        Its own connection, not the channel layer's shared one: the layer does not report a lost
-        Redis (its receive loop logs and retries while the sockets stay open and say nothing, and
-        after a restart its subscriptions may not come back). Here a broken connection, or a run
-        silent for SILENCE_CHECK_SECONDS (a running run says something every second) whose Redis
-        then does not answer a ping, ends the feed: the viewers are told and closed
-        (``FEED_LOST``) so that their pages show it and reconnect with ``?after=``.
+        A broken connection, a message that is not the feed's, or a run silent for
+        SILENCE_CHECK_SECONDS (a running run says something every second) whose Redis then does
+        not answer a ping, ends the feed: the viewers are told and closed (``FEED_LOST``) so that
+        their pages show it and reconnect with ``?after=``, which fills what the feed missed.
         """
-        layer = get_channel_layer()
         client = aioredis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2)
         pubsub = client.pubsub(ignore_subscribe_messages=True)
         try:
-            await pubsub.subscribe(runstore.group_channel(self.run_id))
+            await pubsub.subscribe(runstore.feed_channel(self.run_id))
             self.subscribed.set_result(None)
             while True:
                 received = await pubsub.get_message(timeout=SILENCE_CHECK_SECONDS)
@@ -68,7 +64,7 @@ class RunFeed:
                     # silent: is Redis still there? (a busy Redis may take a while to answer)
                     await asyncio.wait_for(client.ping(), PING_TIMEOUT_SECONDS)
                     continue
-                message = layer.deserialize(received["data"])
+                message = publisher.decode(received["data"])
                 for inbox in self.inboxes.values():
                     inbox.put_nowait(message)
                 self._refresh_registrations()
@@ -127,7 +123,7 @@ async def leave(run_id: str, viewer_id: str) -> None:
     if not feed.inboxes:
         _forget(feed)
         feed.task.cancel()
-        await asyncio.wait([feed.task])  # its group_discard; a cancel of the caller still propagates
+        await asyncio.wait([feed.task])  # its UNSUBSCRIBE; a cancel of the caller still propagates
 
 
 async def _close(pubsub: aioredis.client.PubSub, client: aioredis.Redis) -> None:

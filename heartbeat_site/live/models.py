@@ -84,6 +84,10 @@ class Run(models.Model):
     drill = models.CharField(
         max_length=100, blank=True, default="", help_text="the drill this run poses (docs/lessons.md)"
     )
+    comparison = models.ForeignKey(
+        "Comparison", null=True, blank=True, on_delete=models.CASCADE, related_name="runs",
+        help_text="the comparison this run is a side of: one driver drives both sides on one clock")
+    side = models.CharField(max_length=1, blank=True, default="", help_text="a comparison's side: a or b")
     steps_started = models.PositiveIntegerField(default=0, help_text="lesson steps started so far")
     revealed = models.BooleanField(default=False, help_text="a drill's cause has been revealed")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -104,6 +108,25 @@ class Run(models.Model):
     @property
     def title(self) -> dict:
         return self.document.get("title") or {"en": self.scenario_name}
+
+
+class Comparison(models.Model):
+    """One scenario run twice with one seed, each side with its own settings (docs/architecture.md §6.9): two Runs
+    (``runs``, sides a and b) driven on one clock, commanded together with one control token."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_run_id, editable=False)
+    scenario_name = models.CharField(max_length=100)
+    document = models.JSONField(help_text="the scenario document both sides start from, before their overrides")
+    overrides = models.JSONField(default=dict, help_text='{"a": {setting: value}, "b": {...}}')
+    control_token_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.scenario_name})"
+
+    def sides(self) -> list[Run]:
+        """Run a, then run b."""
+        return sorted(self.runs.all(), key=lambda run: run.side)
 
 
 class CommandKind(models.TextChoices):
@@ -154,6 +177,9 @@ class Question(models.Model):
     asked_seq = models.BigIntegerField(default=0, help_text="events after this seq settle it")
     revealed_at = models.FloatField(null=True, blank=True, help_text="virtual time of the reveal")
     status = models.CharField(max_length=16, choices=QuestionStatus.choices, default=QuestionStatus.OPEN)
+    happened = models.JSONField(
+        null=True, blank=True,
+        help_text="an order question: each item's first event, {item id: {seq, t} | null}, from the reveal on")
 
     class Meta:
         ordering = ["run", "id"]
@@ -172,6 +198,7 @@ class Answer(models.Model):
     choice = models.CharField(max_length=100, blank=True, default="")
     node = models.CharField(max_length=100, blank=True, default="", help_text="a drill diagnosis: the node")
     value = models.FloatField(null=True, blank=True)
+    order = models.JSONField(null=True, blank=True, help_text="an order question: every item id, first to last")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -180,13 +207,17 @@ class Answer(models.Model):
 
 class Recipe(models.Model):
     """A session to play again (``/r/<id>``): a scenario document, a seed and the trainer's fault commands with the
-    virtual time each applied at. The id is derived from these (``recipes.recipe_id``), so a link never changes
-    meaning; a run started from it schedules the commands at their times and replays the session event for event."""
+    virtual time each applied at (a comparison's: both sides' settings too, its commands applied to both). The id
+    is derived from these (``recipes.recipe_id``), so a link never changes meaning; a run started from it schedules
+    the commands at their times and replays the session event for event."""
 
     id = models.CharField(primary_key=True, max_length=16, editable=False)
     document = models.JSONField(help_text="the normalised scenario document")
     seed = models.BigIntegerField()
     commands = models.JSONField(default=list, help_text='[{"at": seconds, "command": {...}}] in order')
+    overrides = models.JSONField(null=True, blank=True, default=None,
+                                 help_text='a comparison\'s: each side\'s settings, {"a": {...}, "b": {...}}; '
+                                           "null for a run")
     source_run = models.CharField(max_length=32, blank=True, default="", help_text="the run it was taken from")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -26,6 +26,9 @@ class VirtualClock:
     limited_from: float | None = None
     # a large cluster's start-up, simulated ahead of the clock before the run goes live
     preparing: bool = False
+    # a lesson's "Next step" running the clock to the step's moment: {"step": index, "speed": the
+    # trainer's, "limited_from": its limit}, restored once the step starts (``end_fast_forward``)
+    fast_forward: dict | None = None
     _base: float = field(default=0.0, repr=False)
 
     def __post_init__(self) -> None:
@@ -66,6 +69,21 @@ class VirtualClock:
             self.limited_from = None  # back to the speed that was asked for
         self.speed = speed
 
+    def start_fast_forward(self, step: int) -> None:
+        """Run at the maximum speed (resumed if paused) until lesson step ``step`` starts."""
+        if self.fast_forward is None:
+            self.fast_forward = {"step": step, "speed": self.speed, "limited_from": self.limited_from}
+        if self.paused:
+            self.resume()
+        self.set_speed(MAX_SPEED)
+
+    def end_fast_forward(self) -> None:
+        """Back to the speed the trainer had before the fast-forward."""
+        saved, self.fast_forward = self.fast_forward, None
+        if saved is not None:
+            self.set_speed(saved["speed"])
+            self.limited_from = saved.get("limited_from")
+
     def jump_to(self, t: float) -> None:
         """Continue from virtual time ``t`` (after a step, or to hold at the duration)."""
         self._rebase(t)
@@ -76,4 +94,6 @@ class VirtualClock:
             clock["limited_from"] = self.limited_from
         if self.preparing:
             clock["preparing"] = True
+        if self.fast_forward is not None:
+            clock["fast_forward"] = {"step": self.fast_forward["step"]}
         return clock

@@ -5,6 +5,9 @@ Determinism (docs/architecture.md §2.1) makes the replay exact: a run is its do
 commands (``replay.rebuild``). A run started from a recipe gets those commands as already applied rows with their
 ``at``, so its driver schedules them when it rebuilds the simulation at virtual time 0, exactly as a worker taking a
 run over does. Pause, speed and step only pace the clock and never change the stream, so they are not kept.
+
+A comparison's recipe keeps the document both sides start from, each side's settings and the commands, which a
+comparison applies to both sides at one instant: playing it starts a comparison again (``POST /api/runs``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from django.utils import timezone
 
 from heartbeat_site.live import classroom
 from heartbeat_site.live.errors import ApiError
-from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Recipe, Run
+from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Comparison, Recipe, Run
 from heartbeat_site.live.replay import applied_fault_commands
 from heartbeat_site.live.saved_scenarios import content_id
 
@@ -30,6 +33,15 @@ def take_recipe(run: Run) -> Recipe:
                        "a drill's recipe names its cause: reveal it first, then take the recipe")
     content = recipe_content(run)
     recipe, _ = Recipe.objects.get_or_create(id=content_id(content), defaults={**content, "source_run": run.id})
+    return recipe
+
+
+def take_comparison_recipe(comparison: Comparison) -> Recipe:
+    """The recipe of a comparison as far as it went: its base document, both sides' settings, the seed and the
+    commands (side a's log holds each of them, as side b's does)."""
+    side_a = comparison.sides()[0]
+    content = {**recipe_content(side_a), "document": comparison.document, "overrides": comparison.overrides}
+    recipe, _ = Recipe.objects.get_or_create(id=content_id(content), defaults={**content, "source_run": side_a.id})
     return recipe
 
 

@@ -13,19 +13,20 @@ from django.conf import settings
 SOCKET_TIMEOUT = 60.0
 
 _lock = threading.Lock()
-_clients: dict[str, redis.Redis] = {}
+_clients: dict[tuple[str, bool], redis.Redis] = {}
 
 
-def get_redis() -> redis.Redis:
+def get_redis(*, binary: bool = False) -> redis.Redis:
+    """The process's client; ``binary``: replies stay bytes (a run's checkpoint is not text)."""
     url = settings.REDIS_URL
-    client = _clients.get(url)
+    client = _clients.get((url, binary))
     if client is None:
         with _lock:
-            client = _clients.get(url)
+            client = _clients.get((url, binary))
             if client is None:
                 client = redis.Redis.from_url(
-                    url, decode_responses=True, health_check_interval=30, socket_connect_timeout=2,
+                    url, decode_responses=not binary, health_check_interval=30, socket_connect_timeout=2,
                     socket_timeout=SOCKET_TIMEOUT,
                 )
-                _clients[url] = client
+                _clients[(url, binary)] = client
     return client

@@ -58,6 +58,11 @@ def frames_key(run_id: str) -> str:
     return _key(run_id, "frames")
 
 
+def checkpoint_key(run_id: str) -> str:
+    """The run's newest checkpoint (a hash: t, seq, commands, sim, lesson; ``Lease.store_checkpoint``)."""
+    return _key(run_id, "checkpoint")
+
+
 def asks_key(run_id: str) -> str:
     return _key(run_id, "asks")
 
@@ -74,16 +79,9 @@ def ack_key(run_id: str, seq: int) -> str:
     return _key(run_id, f"ack:{seq}")
 
 
-def group_name(run_id: str) -> str:
-    """Channel-layer group of a run's viewers."""
-    return f"run.{run_id}"
-
-
-def group_channel(run_id: str) -> str:
-    """The Redis pub/sub channel the channel layer publishes the run's group messages on
-    (channels_redis.pubsub names a group's channel ``<prefix>__group__<group>``)."""
-    prefix = settings.CHANNEL_LAYERS["default"].get("CONFIG", {}).get("prefix", "asgi")
-    return f"{prefix}__group__{group_name(run_id)}"
+def feed_channel(run_id: str) -> str:
+    """The run's live feed, a pub/sub channel: what its driver tells every viewer (``publisher.py``)."""
+    return _key(run_id, "feed")
 
 
 # KEYS: lease, log, state. ARGV: token, ttl_ms, log_max, n, resume_seq, (seq, json) x n, (field, value)...
@@ -148,6 +146,16 @@ for _ = 1, tonumber(ARGV[3]) do
   redis.call('ZADD', KEYS[2], ARGV[i], ARGV[i + 1])
   i = i + 2
 end
+return 1
+"""
+
+# KEYS: lease, checkpoint. ARGV: token, t, seq, commands, sim, lesson. The newest replaces the one before;
+# the lease is not renewed: the writer may be the driver's checkpoint process, which must not keep a dead
+# driver's lease alive.
+_STORE_CHECKPOINT = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('UNLINK', KEYS[2])
+redis.call('HSET', KEYS[2], 't', ARGV[2], 'seq', ARGV[3], 'commands', ARGV[4], 'sim', ARGV[5], 'lesson', ARGV[6])
 return 1
 """
 
@@ -220,6 +228,34 @@ class Lease:
     def store_snapshot(self, text: str) -> bool:
         keys = (lease_key(self.run_id), snapshot_key(self.run_id))
         return bool(get_redis().eval(_GUARDED_SET, 2, *keys, self.token, self.ttl_ms, text))
+
+    def store_checkpoint(self, checkpoint: Checkpoint) -> bool:
+        """Keep ``checkpoint`` as the run's newest, only while this lease holds the run: a deposed
+        driver (or its checkpoint process) cannot overwrite its successor's."""
+        keys = (lease_key(self.run_id), checkpoint_key(self.run_id))
+        return bool(get_redis().eval(_STORE_CHECKPOINT, 2, *keys, self.token, repr(checkpoint.t), checkpoint.seq,
+                                     json.dumps(checkpoint.commands), checkpoint.sim, checkpoint.lesson or b""))
+
+
+@dataclass
+class Checkpoint:
+    """A run's simulation at virtual time ``t`` (``Simulation.checkpoint()``), whose last event is ``seq``;
+    ``commands``: the applied fault commands (ids) it holds; ``lesson``: the lesson runner's state then."""
+
+    t: float
+    seq: int
+    commands: list[int]
+    sim: bytes
+    lesson: bytes | None = None
+
+
+def read_checkpoint(run_id: str) -> Checkpoint | None:
+    """The run's newest checkpoint, or None; a malformed one raises ValueError (or KeyError)."""
+    fields = cast("dict[bytes, bytes]", get_redis(binary=True).hgetall(checkpoint_key(run_id)))
+    if not fields:
+        return None
+    return Checkpoint(t=float(fields[b"t"]), seq=int(fields[b"seq"]), commands=json.loads(fields[b"commands"]),
+                      sim=fields[b"sim"], lesson=fields.get(b"lesson") or None)
 
 
 class LeaseKeeper:
@@ -345,7 +381,7 @@ def mark_inactive(run_id: str) -> None:
     client.srem(ACTIVE_RUNS, run_id)
     retention = settings.HEARTBEAT["RETENTION_SECONDS"]
     for key in (log_key(run_id), state_key(run_id), snapshot_key(run_id), viewers_key(run_id), inbox_key(run_id),
-                frames_key(run_id)):
+                frames_key(run_id), checkpoint_key(run_id)):
         client.expire(key, retention)
 
 

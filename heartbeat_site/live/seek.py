@@ -12,6 +12,10 @@ Memory is bounded by the nodes of the parked simulations (``MAX_PARKED_NODES`` f
 about 30 kB a node) and their number per run; runs too large for a set of checkpoints keep only
 the simulation last used. Determinism (docs/simulation-api.md) makes a continued simulation give
 the very snapshot a fresh one run to the same time gives.
+
+With no parked simulation at or before the target, the run's own checkpoint (the newest its driver left in
+Redis, or an ended run's last: checkpoints.py) is continued when it is at or before it, instead of a
+rebuild from virtual time 0.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from heartbeat_site.live import classroom, detail, frames
+import redis
+
+from heartbeat_site.live import classroom, detail, frames, runstore
 from heartbeat_site.live.models import Command, Run
 from heartbeat_site.live.replay import schedule_new_commands, simulation_of
 from simulation import Simulation
@@ -110,6 +116,22 @@ def rebuild(run: Run, commands: list[Command]) -> Parked:
     return _build(run, commands)
 
 
+def from_run_checkpoint(run: Run, commands: list[Command], t: float) -> Parked | None:
+    """The run's checkpoint in Redis restored, when it is at or before ``t`` and can take ``commands``; else None."""
+    try:
+        checkpoint = runstore.read_checkpoint(run.id)
+        if checkpoint is None or checkpoint.t > t:
+            return None
+        entry = Parked(Simulation.restore(checkpoint.sim), run.node_count, set(checkpoint.commands))
+    except (redis.RedisError, OSError) as exc:
+        log.warning("run %s: its checkpoint could not be read (%s: %s)", run.id, type(exc).__name__, exc)
+        return None
+    except Exception as exc:  # a checkpoint of another code version, a damaged one: the rebuild is exact
+        log.warning("run %s: its checkpoint could not be restored (%s: %s)", run.id, type(exc).__name__, exc)
+        return None
+    return entry if _catch_up_commands(entry, commands) else None
+
+
 def _catch_up_commands(entry: Parked, commands: list[Command]) -> bool:
     """Schedule on ``entry`` the commands applied since it was built; False if one is already in its past."""
     return schedule_new_commands(entry.sim, entry.commands, commands)
@@ -142,7 +164,7 @@ def state_at(run: Run, commands: list[Command], t: float, *, reached: float | No
     with _run_lock(run.id):
         entry = _take(run.id, t)
         if entry is None or not _catch_up_commands(entry, commands):
-            entry = rebuild(run, commands)
+            entry = from_run_checkpoint(run, commands, t) or rebuild(run, commands)
         entry.sim.run_until(t)
         try:
             snapshot = detail.node_snapshot(entry.sim) if node_level else entry.sim.snapshot()

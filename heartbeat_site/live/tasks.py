@@ -22,13 +22,20 @@ _driving_lock = threading.Lock()
 
 @shared_task(name="heartbeat.drive_run", ignore_result=True)
 def drive_run(run_id: str) -> str:
+    from heartbeat_site.live.comparison_driver import ComparisonDriver
     from heartbeat_site.live.driver import RunDriver
+    from heartbeat_site.live.models import Run
 
     global _driving
     with _driving_lock:
         _driving += 1
     try:
-        outcome = RunDriver(run_id, stop=STOP).drive()
+        # a comparison's side: one driver drives both sides on one clock (comparison_driver.py)
+        comparison = Run.objects.filter(pk=run_id).values_list("comparison_id", flat=True).first()
+        if comparison:
+            outcome = ComparisonDriver(comparison, stop=STOP).drive()
+        else:
+            outcome = RunDriver(run_id, stop=STOP).drive()
     finally:
         with _driving_lock:
             _driving -= 1

@@ -13,7 +13,7 @@ import logging
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
-from heartbeat_site.live import classroom, commands
+from heartbeat_site.live import checkpoints, classroom, commands
 from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Question, QuestionStatus, Run
 from simulation.lessons import LessonRun, StepStart, matches
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TALLY_SECONDS = 1.0  # tallies go out at most this often while a question is open
+EVENT_SLICE = 1.0  # virtual seconds: a step triggered by an event starts at most this long after it
 
 
 class Teaching(ABC):
@@ -68,8 +69,13 @@ class Teaching(ABC):
         """A new run: the first steps start, or the diagnosis opens."""
 
     @abstractmethod
-    def restore(self, events: list[dict], now: float) -> None:
-        """A run taken over: catch up from the replayed events without acting again."""
+    def restore(self, events: list[dict], now: float, *, runner: LessonRun | None = None) -> None:
+        """A run taken over: catch up from the replayed events without acting again (``runner``: a lesson's
+        state at the checkpoint the takeover continued, ``events`` those simulated since)."""
+
+    def checkpoint_state(self) -> bytes | None:
+        """What a checkpoint of the run keeps of the lesson (``restore``'s ``runner``)."""
+        return None
 
     @abstractmethod
     def stop_at(self) -> float | None:
@@ -94,27 +100,46 @@ class LiveLesson(Teaching):
         self.lesson = classroom.lesson_of(run)
         self.runner = LessonRun(self.lesson, hold_questions=True)
         self.steps = self.lesson.document["steps"]
+        # order questions revealed with items still to come -> what the database holds of them
+        self.unsettled: dict[str, dict] = {}
 
     # -- the driver's calls -------------------------------------------------------------------
 
     def begin(self, now: float) -> None:
         self._apply(self.runner.start(now))
 
-    def restore(self, events: list[dict], now: float) -> None:
+    def checkpoint_state(self) -> bytes | None:
+        return checkpoints.lesson_state(self.runner)
+
+    def restore(self, events: list[dict], now: float, *, runner: LessonRun | None = None) -> None:
         """After a takeover: the runner brought to where the run was, from the replayed events
         and the questions the database knows (nothing is applied or announced again)."""
-        self.runner.start(0.0)
+        cursor = 0
+
+        def feed(chunk_end: float, upto: float) -> None:
+            nonlocal cursor
+            start = cursor
+            while cursor < len(events) and events[cursor]["t"] < chunk_end:
+                cursor += 1
+            self.runner.feed(events[start:cursor], upto)
+
+        self._restore_with(feed, now, runner)
+
+    def _restore_with(self, feed, now: float, runner: LessonRun | None = None) -> None:
+        """``restore``: `feed(chunk_end, upto)` feeds the runner the replayed events before `chunk_end`, from
+        the start of the lesson or from ``runner`` (a checkpoint's)."""
+        if runner is not None:
+            self.runner = runner
+        else:
+            self.runner.start(0.0)
         revealed = {q.qid: q.revealed_at
                     for q in Question.objects.filter(run_id=self.run.pk, status=QuestionStatus.REVEALED)}
-        i = 0
         while True:
             stop = self.runner.next_stop()
+            if self.runner.held:  # the run stood at its question until the reveal: nothing past it before then
+                stop = revealed.get(self.runner.started[-1].question)
             upto = now if stop is None or stop > now else stop
-            chunk = []
-            while i < len(events) and events[i]["t"] < upto:
-                chunk.append(events[i])
-                i += 1
-            self.runner.feed(chunk, upto)
+            feed(upto, upto)
             if self.runner.held:
                 asked = self.runner.started[-1].question
                 reveal_at = revealed.get(asked)
@@ -124,23 +149,37 @@ class LiveLesson(Teaching):
                 continue
             if upto >= now:
                 break
+        fast_forward = self.driver.clock.fast_forward
+        if fast_forward is not None and fast_forward["step"] < len(self.runner.started):
+            self.driver.end_fast_forward()  # the step it ran to had started before the takeover
+        self.unsettled = {qid: {} for qid in revealed if self.runner.question(qid).question.kind == "order"
+                          and not self.runner.question(qid).done}
         if len(self.runner.started) != self.run.steps_started:
             log.warning("run %s: restored %d lesson steps, the database says %d",
                         self.run.pk, len(self.runner.started), self.run.steps_started)
 
     def stop_at(self) -> float | None:
+        """The next step's time; while it waits for an event, the end of the next EVENT_SLICE, so
+        that the step starts at most that long after its event, even at 100x."""
+        if self.runner.waiting_for_event():
+            return self.driver.sim.now + EVENT_SLICE
         return self.runner.next_stop()
 
     def feed(self, events: list[dict], now: float) -> None:
         self._apply(self.runner.feed(events, now))
+        if self.unsettled:
+            self._store_settled()
 
     def reveal(self) -> None:
         question = self.open_question()
         if question is None:
             raise ValueError("no question is open: nothing to reveal")
         document = classroom.question_document(question)
+        if document["kind"] == "order":
+            self._reveal_order(question, document)
+            return
         self._close(question)
-        evidence = self._evidence(document["evidence"], question.asked_seq) if document.get("evidence") else None
+        evidence = self._reveal_evidence(question, document)
         self.driver.notify({
             "type": "reveal",
             "question": question.qid,
@@ -152,15 +191,60 @@ class LiveLesson(Teaching):
         self.driver.clock.resume()
         self._apply(self.runner.release(self.driver.sim.now))
 
+    def _reveal_evidence(self, question: Question, document: dict) -> dict | None:
+        """The event that settles the question, for the reveal: the first match of its evidence since it was asked."""
+        return self._evidence(document["evidence"], question.asked_seq) if document.get("evidence") else None
+
+    def _reveal_order(self, question: Question, document: dict) -> None:
+        """An order question: the run's order with each item's event (the runner has watched the
+        question's window), and how many in the class got it right."""
+        state = self.runner.question(question.qid)
+        question.happened = dict(state.happened)
+        Question.objects.filter(pk=question.pk).update(happened=question.happened)
+        if not state.done:
+            self.unsettled[question.qid] = dict(question.happened)  # items still to come: stored as they happen
+        self._close(question)
+        self.driver.notify({
+            "type": "reveal",
+            "question": question.qid,
+            "kind": "order",
+            **classroom.order_reveal(question, question.happened),
+            "explain": document.get("explain"),
+            "evidence": {"match": None, "event": state.evidence},
+        })
+        self.driver.clock.resume()
+        self._apply(self.runner.release(self.driver.sim.now))
+
+    def _store_settled(self) -> None:
+        """Order questions revealed before all their items happened: each item's event as soon as it
+        happened, so that a page joining meanwhile waits only for the items still to come."""
+        for qid, stored in list(self.unsettled.items()):
+            state = self.runner.question(qid)
+            if state.happened != stored:
+                Question.objects.filter(run_id=self.run.pk, qid=qid).update(happened=dict(state.happened))
+                self.unsettled[qid] = dict(state.happened)
+            if state.done:
+                del self.unsettled[qid]
+
+    def _fault(self, command: dict, t: float) -> None:
+        """A step's fault action: in the run's command log (a takeover replays it), then scheduled."""
+        _schedule(self.driver, self.run, command, t)
+
     def next(self) -> None:
-        """The trainer moves on: the open question is revealed, or the next step starts now."""
+        """The trainer moves on: the open question is revealed, or the clock runs fast to the next
+        step's moment (its time, or its event), where it starts as if played: a step's text never
+        shows before the run got there."""
         if self.open_question() is not None:
             self.reveal()
             return
-        starts = self.runner.skip(self.driver.sim.now)
-        if not starts:
+        step = self.runner.next_step
+        if step is None:
             raise ValueError("the lesson has no step left to start")
-        self._apply(starts)
+        clock = self.driver.clock
+        announce = clock.fast_forward is None  # a second "next" only resumes a paused fast-forward
+        clock.start_fast_forward(step.index)
+        if announce:
+            self.driver.notify({"type": "fast-forward", "step": step.index, "of": len(self.steps)})
 
     # -- steps ----------------------------------------------------------------------------------
 
@@ -170,10 +254,10 @@ class LiveLesson(Teaching):
 
     def _start(self, start: StepStart) -> None:
         driver = self.driver
+        if driver.clock.fast_forward is not None:
+            driver.end_fast_forward()  # the step's moment has come: the trainer's speed, then its actions
         for command in start.commands:
-            persisted = commands.persist(self.run, CommandKind.FAULT, command["action"], dict(command))
-            Command.objects.filter(pk=persisted.pk).update(at=start.t, status=CommandStatus.APPLIED)
-            driver.sim.schedule_command(dict(command), start.t)
+            self._fault(command, start.t)
         for action in start.page_actions:
             if action["action"] == "pause":
                 driver.pause_here()
@@ -193,6 +277,123 @@ class LiveLesson(Teaching):
             driver.notify({"type": "question", "question": step["question"], "step": start.index})
 
 
+def _schedule(driver: RunDriver, run: Run, command: dict, t: float) -> None:
+    persisted = commands.persist(run, CommandKind.FAULT, command["action"], dict(command))
+    Command.objects.filter(pk=persisted.pk).update(at=t, status=CommandStatus.APPLIED)
+    driver.sim.schedule_command(dict(command), t)
+
+
+class ComparisonLesson(LiveLesson):
+    """A comparison lesson (docs/lessons.md "Comparison lessons"): one lesson over both sides of a comparison.
+
+    It lives in side a's driver (its run holds the lesson's questions and answers, and its viewers get the
+    lesson's messages); side b's driver gets a ``SideOfLesson`` that hands its events over. The comparison driver
+    (``comparison_driver.py``) takes both sides to the same virtual times, cutting its slices at ``stop_at``; the
+    lesson looks at both sides' events once both have reached a time (``LessonRun.feed_sides``), so a step starts
+    on both sides at one instant and its fault actions go to both runs."""
+
+    def __init__(self, driver: RunDriver, run: Run, other: RunDriver) -> None:
+        super().__init__(driver, run)
+        self.drivers = {"a": driver, "b": other}
+        self.pending: dict[str, list[dict]] = {"a": [], "b": []}
+        self.reached = {"a": driver.sim.now, "b": other.sim.now}
+        self.follower = SideOfLesson(other, other.run, self)
+
+    def restore(self, events: list[dict], now: float, other_events: list[dict] | None = None, *,
+                runner: LessonRun | None = None) -> None:
+        """Both sides' replayed events, fed as the run fed them: up to each step's time, and each question's
+        reveal (``LiveLesson.restore``, with both sides)."""
+        by_side = {"a": events, "b": other_events or []}
+        cursor = {"a": 0, "b": 0}
+
+        def feed(chunk_end: float, upto: float) -> None:
+            chunks = {}
+            for side, listed in by_side.items():
+                i = cursor[side]
+                start = i
+                while i < len(listed) and listed[i]["t"] < chunk_end:
+                    i += 1
+                cursor[side] = i
+                chunks[side] = listed[start:i]
+            self.runner.feed_sides(chunks, upto)
+
+        self._restore_with(feed, now, runner)
+        for side, listed in by_side.items():  # a side that was ahead: its events after `now` wait for the other
+            self.pending[side] = list(listed[cursor[side]:])
+            self.reached[side] = self.drivers[side].sim.now
+
+    def stop_at(self) -> float | None:
+        """The next step's time only: the comparison driver itself cuts its slices every EVENT_SLICE while a step
+        waits for an event (``cut``), at the same times on both sides."""
+        return self.runner.next_stop()
+
+    def cut(self, now: float) -> float | None:
+        """Where both sides must stop next: the next step's time, or EVENT_SLICE on while a step waits for an
+        event (so that it starts at most that long after its event, on both sides at once)."""
+        if self.runner.waiting_for_event():
+            return now + EVENT_SLICE
+        return self.runner.next_stop()
+
+    def feed(self, events: list[dict], now: float) -> None:
+        self.feed_side("a", events, now)
+
+    def feed_side(self, side: str, events: list[dict], now: float) -> None:
+        """One side's slice; what both sides have reached goes to the lesson."""
+        self.pending[side].extend(events)
+        self.reached[side] = now
+        common = min(self.reached.values())
+        ready = {}
+        for key, waiting in self.pending.items():
+            cut = next((i for i, event in enumerate(waiting) if event["t"] > common), len(waiting))
+            ready[key], self.pending[key] = waiting[:cut], waiting[cut:]
+        if not any(ready.values()) and self.runner.now is not None and common <= self.runner.now:
+            return
+        self._apply(self.runner.feed_sides(ready, common))
+        if self.unsettled:
+            self._store_settled()
+
+    def _fault(self, command: dict, t: float) -> None:
+        for driver in self.drivers.values():  # both sides: the comparison's command log holds it on both runs
+            _schedule(driver, driver.run, command, t)
+
+    def _reveal_evidence(self, question: Question, document: dict) -> dict | None:
+        """The event the lesson's run saw settle the question, with the side it came from."""
+        return self.runner.question(question.qid).evidence
+
+
+class SideOfLesson(Teaching):
+    """Side b of a comparison lesson: its events go to the lesson (``ComparisonLesson``), which does the rest."""
+
+    def __init__(self, driver: RunDriver, run: Run, lesson: ComparisonLesson) -> None:
+        super().__init__(driver, run)
+        self.lesson = lesson
+
+    def open_question(self) -> Question | None:
+        """Side a's open question: at the end of the run side b waits for its reveal too."""
+        return self.lesson.open_question()
+
+    def tick(self, now: float) -> None:
+        """Side a's driver sends the tallies."""
+
+    def begin(self, now: float) -> None:
+        """The lesson begins on side a."""
+
+    def restore(self, events: list[dict], now: float, *, runner: LessonRun | None = None) -> None:
+        """The lesson is restored on side a."""
+
+    def stop_at(self) -> float | None:
+        return self.lesson.stop_at()
+
+    def feed(self, events: list[dict], now: float) -> None:
+        self.lesson.feed_side("b", events, now)
+
+    def reveal(self) -> None:
+        """A comparison's command goes to both sides: side a's lesson reveals."""
+
+    def next(self) -> None:
+        """A comparison's command goes to both sides: side a's lesson moves on."""
+
+
 class LiveDrill(Teaching):
     """A drill: its diagnosis is open from the start; the reveal names the cause."""
 
@@ -206,7 +407,7 @@ class LiveDrill(Teaching):
         self.driver.notify({"type": "question", "question": classroom.diagnosis_question(self.drill),
                             "drill": self.drill.name})
 
-    def restore(self, events: list[dict], now: float) -> None:
+    def restore(self, events: list[dict], now: float, *, runner: LessonRun | None = None) -> None:
         """Nothing to rebuild: the diagnosis and the reveal are in the database."""
 
     def stop_at(self) -> float | None:
@@ -228,7 +429,7 @@ class LiveDrill(Teaching):
             "question": classroom.DIAGNOSIS,
             "correct": classroom.public_cause(self.drill, self.drill.answer),
             "cause": self.drill.answer,
-            "node": fault.get("node"),
+            "node": self.drill.node,
             "fault": fault,
             "explain": self.drill.document.get("explanation"),
             "evidence": {"event": self._evidence({"type": "fault"}, 0)},
@@ -240,8 +441,21 @@ class LiveDrill(Teaching):
 
 
 def teaching_for(driver: RunDriver, run: Run) -> Teaching | None:
+    """A run's lesson or drill; None for a comparison's side, whose lesson the comparison driver sets up
+    (``comparison_teaching``)."""
+    if run.comparison_id:
+        return None
     if run.lesson:
         return LiveLesson(driver, run)
     if run.drill:
         return LiveDrill(driver, run)
     return None
+
+
+def comparison_teaching(a: RunDriver, b: RunDriver) -> ComparisonLesson | None:
+    """The lesson of a comparison started for a comparison lesson (its side a names it), or None."""
+    if not a.run.lesson:
+        return None
+    lesson = ComparisonLesson(a, a.run, b)
+    a.teaching, b.teaching = lesson, lesson.follower
+    return lesson

@@ -74,6 +74,7 @@ class LessonCard:
     summary: str
     steps: int
     questions: int
+    compared: bool = False  # a comparison lesson: two clusters side by side on one clock
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def lesson_cards(language: str) -> list[LessonCard]:
     return [
         LessonCard(name=lesson.name, position=lesson.position, title=localized(lesson.title, language),
                    summary=localized(lesson.document.get("summary"), language), steps=len(lesson.steps),
-                   questions=len(lesson.questions))
+                   questions=len(lesson.questions), compared=lesson.comparison is not None)
         for lesson in builtin_lessons()
     ]
 

@@ -106,9 +106,10 @@ RULES = {
         _("Taint eviction decision for a pod"),
         _(
             "The taint eviction controller looked at the pod's NoExecute taints: for each taint it takes the FIRST "
-            "toleration that tolerates it; an untolerated taint deletes the pod now, tolerations without "
-            "tolerationSeconds keep it for ever, otherwise the deletion is scheduled at the smallest tolerationSeconds "
-            "after the controller saw the taint. A running countdown is kept."
+            "toleration that tolerates it; an untolerated taint deletes the pod now; otherwise the deletion is "
+            "scheduled at the smallest tolerationSeconds among those tolerations, counted from when the controller saw "
+            "the taint, and the pod stays for ever only if none of them sets tolerationSeconds. A running countdown is "
+            "kept."
         ),
     ),
     "scheduler.unschedulable": (
@@ -146,6 +147,98 @@ RULES = {
             "terminates pods within shutdownGracePeriod."
         ),
     ),
+    "statefulset.create-pod": (
+        _("StatefulSet creates a pod"),
+        _(
+            "No object with this ordinal's name exists, so the StatefulSet controller creates the pod, after making "
+            "sure its claims from volumeClaimTemplates exist. With OrderedReady it creates one ordinal at a time, "
+            "each after the ones before it are Running and Ready."
+        ),
+    ),
+    "statefulset.wait-same-name": (
+        _("StatefulSet waits for the name"),
+        _(
+            "The pod is Terminating but its object still exists. The StatefulSet controller never creates a second "
+            "pod with the same name: it waits until the object is gone. On a node whose kubelet is down nobody "
+            "finishes the deletion, so it waits for ever unless the pod is force-deleted or Pod GC removes it."
+        ),
+    ),
+    "persistentvolume.bind": (
+        _("Claim bound to a volume"),
+        _(
+            "The first pod that uses the claim is scheduled (WaitForFirstConsumer): the CSI provisioner creates a "
+            "PersistentVolume and the PersistentVolume controller binds the claim to it. The claim keeps this volume "
+            "wherever its pod runs later."
+        ),
+    ),
+    "podgc.terminating-out-of-service": (
+        _("Pod GC force-deletes a pod of an out-of-service node"),
+        _(
+            "The pod is Terminating on a node that is not Ready and has the node.kubernetes.io/out-of-service taint: "
+            "Pod GC marks it Failed and deletes it with grace period 0, without waiting for the kubelet. Its volumes "
+            "are then detached at once and a StatefulSet can make the pod again."
+        ),
+    ),
+    "kubelet.volume-mount": (
+        _("Kubelet mounts the pod's volumes"),
+        _(
+            "Every volume of the pod is attached to this node (status.volumesAttached) and mounted, and the node "
+            "lists it in status.volumesInUse: the kubelet lets the pod's containers start."
+        ),
+    ),
+    "attachdetach.attach": (
+        _("Attach the volume"),
+        _(
+            "A pod scheduled to the node needs the volume and it is attached nowhere: the attach/detach controller "
+            "creates a VolumeAttachment, and the CSI attacher attaches the volume."
+        ),
+    ),
+    "attachdetach.attached": (
+        _("Volume attached"),
+        _(
+            "The CSI attacher reports the volume attached: the controller adds it to the node's "
+            "status.volumesAttached, which the kubelet waits for before it mounts the volume."
+        ),
+    ),
+    "attachdetach.multi-attach": (
+        _("Multi-Attach error"),
+        _(
+            "The volume is ReadWriteOnce and still attached to another node: the controller cannot attach it here "
+            "until it is detached there. The waiting pod gets a FailedAttachVolume event and stays in "
+            "ContainerCreating."
+        ),
+    ),
+    "attachdetach.wait-unmount": (
+        _("Wait for the kubelet to unmount"),
+        _(
+            "No pod on the node needs the volume any more, but the node still lists it in status.volumesInUse "
+            "(mounted), so the controller does not detach it. If the node is not Ready, it detaches anyway once "
+            "maxWaitForUnmountDuration (6 min) has passed since it first wanted to."
+        ),
+    ),
+    "attachdetach.detach": (
+        _("Detach the volume"),
+        _(
+            "No pod on the node needs the volume and the kubelet no longer lists it in volumesInUse: a safe detach. "
+            "The controller first removes it from the node's volumesAttached, then deletes the VolumeAttachment."
+        ),
+    ),
+    "attachdetach.force-detach-timeout": (
+        _("Force detach after the timeout"),
+        _(
+            "The node is not Ready and still lists the volume in use, and maxWaitForUnmountDuration (6 min) has "
+            "passed since the detach was first wanted: the controller detaches it anyway. This is unsafe if the node "
+            "is in fact still running and writing."
+        ),
+    ),
+    "attachdetach.force-detach-out-of-service": (
+        _("Detach at once: out-of-service taint"),
+        _(
+            "The node has the node.kubernetes.io/out-of-service taint: the controller detaches without waiting for "
+            "the kubelet to unmount (NodeOutOfServiceVolumeDetach). Whoever added the taint vouches that the node is "
+            "really down."
+        ),
+    ),
 }
 
 ACTIONS = {
@@ -173,6 +266,9 @@ ACTIONS = {
     "zone-outage": _("Zone outage"),
     "zone-heal": _("Heal the zone"),
     "restart-controller-manager": _("Restart kube-controller-manager"),
+    "taint-out-of-service": _("Taint out-of-service"),
+    "untaint-out-of-service": _("Remove the out-of-service taint"),
+    "force-delete-pod": _("Force-delete the pod"),
 }
 
 FAULT_FLAGS = {
@@ -187,6 +283,7 @@ FAULT_FLAGS = {
     "shutdown": _("shutting down"),
     "cordon": _("cordoned"),
     "zone-outage": _("zone outage"),
+    "taint-out-of-service": _("out of service"),
 }
 
 TRANSITIONS = {
@@ -207,6 +304,7 @@ TRANSITIONS = {
 }
 
 LANES = {
+    "trainer": _("trainer (kubectl)"),
     "other-kubelets": _("other nodes' kubelets"),
     "kubelet-lease": _("{node} kubelet\nlease controller"),
     "kubelet-status": _("{node} kubelet\nsyncNodeStatus"),
@@ -216,12 +314,21 @@ LANES = {
     "kube-scheduler": _("kube-scheduler"),
     "endpointslice-controller": _("EndpointSlice controller"),
     "workload-controllers": _("ReplicaSet, DaemonSet, PodGC"),
+    "workload-controllers-without-podgc": _("ReplicaSet, DaemonSet controllers"),
+    "statefulset-controller": _("StatefulSet controller"),
+    "volume-controllers": _("attach/detach controller,\nPV binder"),
+    "pod-garbage-collector": _("Pod garbage collector"),
+    "stateful-controllers": _("StatefulSet, attach/detach, PodGC"),
 }
 
 # Shorter lane names, shown where the full one does not fit in two lines (a laptop); the
 # label's tooltip keeps the full name.
 LANES_SHORT = {
     "workload-controllers": _("ReplicaSet, DS, PodGC"),
+    "workload-controllers-without-podgc": _("ReplicaSet, DS"),
+    "volume-controllers": _("attach/detach"),
+    "pod-garbage-collector": _("PodGC"),
+    "stateful-controllers": _("STS, PVs,\nPodGC"),
 }
 
 # Which branch of tryUpdateNodeHealth refreshed (or did not refresh) the probe timestamp.
@@ -265,6 +372,17 @@ TEXTS = {
     "run-ended.failed": _("the simulation failed ({reason})"),
     "run.end-confirm": _("End the run for everyone? Viewers see that it ended; it cannot be resumed."),
     "toast.sent": _("{action}: applies at T+{at}"),
+    # the comparison page (js/compare-page.js): its strip of differences
+    "compare.sent": _("{action}: applies to both sides at T+{at}"),
+    "compare.seconds": _("{t} s"),
+    "compare.not-yet": _("not yet"),
+    "compare.never": _("never"),
+    "compare.delta": _("({d} s)"),
+    "compare.fault": _("fault: {action} {node}"),
+    "compare.node-created": _("{node} created"),
+    "compare.node-deleted": _("{node} deleted"),
+    "compare.pods-not-ready": _("{node}: its pods NotReady"),
+    "compare.pods-terminating": _("{node}: its pods evicted (Terminating)"),
     "toast.refused": _("Refused ({status}): {message}"),
     "share.copied": _("Viewer link copied"),
     "cluster.no-zone": _("(no zone label)"),
@@ -280,6 +398,23 @@ TEXTS = {
     "cluster.no-status": _("no status posted yet"),
     "cluster.status-post": _("last status post {age} ago"),
     "cluster.evicts-in": _("evicted in {left}"),
+    "cluster.volumes": _("Volumes"),
+    "cluster.force-detach-in": _("force detach in {left}"),
+    "volume-state.attached": _("attached"),
+    "volume-state.attaching": _("attaching"),
+    "volume-state.in-use": _("in use"),
+    "volume-state.in-use-stale": _("in use, as its kubelet last posted"),
+    "volume-state.detaching": _("detaching"),
+    "pod-state.ContainerCreating": _("ContainerCreating"),
+    "pod-why.unconfirmed": _("Terminating: its kubelet on {node} cannot confirm"),
+    "pod-why.unconfirmed-sts": _(
+        "Terminating: its kubelet on {node} cannot confirm, and the StatefulSet makes no new pod of this name until "
+        "the object is gone"
+    ),
+    "pod-why.volume-elsewhere": _("ContainerCreating: waiting for its volume {claim}, attached to {node}"),
+    "pod-why.attaching": _("waiting for its volume {claim} to be attached"),
+    "pod-why.mounting": _("volume {claim} attached: the kubelet mounts it"),
+    "pod-why.claim-pending": _("waiting for its claim {claim} to be bound"),
     "overview.zone-cells": _("nodes of {zone}"),
     "overview.taints": _("taints {taints}"),
     "overview.no-taints": _("no taints"),
@@ -356,6 +491,31 @@ TEXTS = {
     "eviction.note": _(
         "A taint swap between not-ready and unreachable keeps the countdown; removing the taints cancels it."
     ),
+    "volume.loop": _("attach/detach reconciler, every 100 ms"),
+    "volume.q-needed": _("Does a pod object on the old node still use the volume? (a Terminating one counts)"),
+    "volume.stuck": _("It stays attached: only the pod object's removal (force delete, Pod GC) frees it"),
+    "volume.no-deleted": _("no: the pod object is gone"),
+    "volume.q-inuse": _("Does that node still list it in status.volumesInUse?"),
+    "volume.detach": _("detach: the kubelet unmounted it"),
+    "volume.q-oos": _("out-of-service taint on the node?"),
+    "volume.detach-now": _("detach at once, without the unmount"),
+    "volume.q-timeout": _("maxWaitForUnmountDuration (6 min) over, and the node not Ready?"),
+    "volume.force": _("force detach"),
+    "volume.wait": _("wait, and ask again next loop"),
+    "volume.multi-attach": _("Meanwhile the new pod: Multi-Attach error, ContainerCreating"),
+    "volume.attach": _("attach to the new pod's node: VolumeAttachment, then the kubelet mounts it"),
+    "volume.pick": _("Pick a pod with a volume (a StatefulSet's) on the cluster view to see where its volume is."),
+    "volume.head": _("{pod} · claim {claim} → {pv} · pod on {node}"),
+    "volume.head-old": _("{pod} · claim {claim} → {pv} · pod on {node} · still attached to {old}"),
+    "volume.chip-title": _(
+        "From the Node's status: volumesAttached (written by the attach/detach controller) and volumesInUse "
+        "(written by the node's kubelet, which lists a volume as soon as a pod there needs it)"
+    ),
+    "volume.force-in": _("force detach from {node} in {left}"),
+    "volume.note": _(
+        "A ReadWriteOnce volume is attached to one node at a time. Force-deleting the pod starts the 6 min wait; "
+        "the out-of-service taint (on a node really down) lets Pod GC delete the pod and the volume go at once."
+    ),
     "why.write": _("Write request"),
     "why.read": _("Read request"),
     "why.as": _("as"),
@@ -378,6 +538,8 @@ TEXTS = {
     "faults.scope-node": _("Node"),
     "faults.scope-zone": _("Zone"),
     "faults.scope-cluster": _("Cluster"),
+    "faults.scope-pod": _("Pod"),
+    "faults.pick-pod": _("Pick a pod on the cluster view first"),
     "faults.resource": _("resource"),
     "faults.for": _("undo after"),
     "faults.latency": _("latency"),
@@ -422,13 +584,49 @@ TEXTS = {
     "lesson.you-wrong": _("Not quite, you said:"),
     "lesson.yours": _("your answer"),
     "lesson.why": _("Why?"),
+    "lesson.order-hint": _("Tap the events in the order they happen: first tap is 1. Tap again to take one out."),
+    "lesson.order-list": _("Events to put in order"),
+    "lesson.order-clear": _("Start again"),
+    "lesson.order-send": _("Send this order"),
+    "lesson.order-need": _("Tap every event first: {n} left."),
+    "lesson.order-to-come": _("still to come"),
+    "lesson.order-placed": _("{item}: placed {n} of {of}"),
+    "lesson.order-removed": _("{item}: taken out; the events after it moved up one place"),
+    "lesson.order-cleared": _("Every event taken out: start again from 1."),
+    "lesson.order-not-shown": _("The run has not shown this order yet: it will show it as the events happen."),
+    "lesson.you-pending": _("Your order, checked once the run has shown its own:"),
+    "lesson.order-event": _("Event"),
+    "lesson.order-tally": _("How many put each event at each place"),
+    "lesson.order-whole": _("{n} of {of} got the whole order ({percent}%)"),
     "lesson.evidence": _("Evidence:"),
     "lesson.fault": _("Fault: {action} on {target}"),
-    "lesson.evidence-waiting": _("Evidence: the run will show it, waiting for"),
+    "lesson.evidence-waiting": _("Evidence: the run will show it when"),
+    "lesson.forwarding": _("Fast-forwarding to step {n}: the run goes fast until its moment comes."),
+    "lesson.forward-missed": _("The run ended before the moment of step {n} came."),
+    "lesson.check": _("Check my answer"),
+    "lesson.saved-solo": _("Answer saved. Check it when you are ready; until then you can change it."),
+    "lesson.you-none": _("You did not answer this one."),
+    "lesson.finished": _("Lesson finished: {score} of {of} right."),
+    "lesson.finished-drill": _("Drill finished: {score} of {of} right."),
+    "lesson.back-home": _("Back to the lesson path"),
+    "lesson.report": _("Session report"),
+    "lesson.report-loading": _("Loading the session report…"),
+    "lesson.report-failed": _("Could not load the session report: {message}"),
+    "lesson.report-none": _("No question has been asked yet."),
+    "lesson.report-answers": _("Answers"),
+    "lesson.report-right": _("Right"),
+    "lesson.report-right-of": _("{right} of {answers} right"),
+    "lesson.report-open": _("(not revealed)"),
+    "lesson.report-viewers": _("Who answered"),
+    "lesson.report-viewer": _("Viewer"),
+    "lesson.report-anonymous": _("anonymous {n}"),
+    "lesson.report-csv": _("Download CSV"),
+    "lesson.report-json": _("Download JSON"),
     "action.reveal": _("Reveal the answer"),
     "action.next": _("Next step"),
     "home.starting": _("Starting…"),
     "home.failed": _("Could not start the run: {message}"),
+    "home.finished": _("Finished alone · best: {score} of {of} right"),
 }
 
 

@@ -9,6 +9,7 @@ urlpatterns = [
     path("myths/", views.myths, name="myths"),
     path("build/", build.build_page, name="build"),
     path("runs/<str:run_id>/", views.run_page, name="run"),
+    path("compare/<str:comparison_id>/", views.compare_page, name="compare"),
     path("scenarios/<slug:name>/", views.scenario_link, name="scenario-link"),
     path("s/<slug:scenario_id>", views.shared_scenario, name="shared-scenario"),
     path("s/<slug:scenario_id>/", views.shared_scenario),

@@ -9,12 +9,13 @@ from django.templatetags.static import static
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import get_language
 
-from heartbeat_site.live.models import Recipe, SharedScenario
+from heartbeat_site.live.models import Comparison, Recipe, Run, SharedScenario
 from heartbeat_site.pages.cards import card_for, drill_cards, find_scenario, lesson_cards, localized, scenario_cards
 from heartbeat_site.pages.faults import fault_actions
 from heartbeat_site.pages.myths import myth_cards
 from heartbeat_site.pages.strings import TEXTS, action_names, ui_strings
 from simulation import load_scenario
+from simulation.lessons.catalogue import get_drill, get_lesson
 from simulation.scenario import dump_document
 
 
@@ -49,7 +50,56 @@ def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
         "mermaid": static("vendor/mermaid.min.js"),
         "duration": 900,
     }
-    return render(request, "pages/run.html", {"page_config": config, "run_id": run_id})
+    context = {"page_config": config, "run_id": run_id, "lesson_bar": _lesson_bar(run_id, config["lang"])}
+    return render(request, "pages/run.html", context)
+
+
+def compare_page(request: HttpRequest, comparison_id: str) -> HttpResponse:
+    """Both sides of a comparison on one clock (docs/architecture.md §6.9): the run page's panels, twice."""
+    comparison = Comparison.objects.filter(pk=comparison_id).first() if len(comparison_id) <= 64 else None
+    if comparison is None:
+        raise Http404("no such comparison")
+    runs = comparison.sides()
+    faults = load_scenario(comparison.document).faults
+    config = {
+        "comparison": comparison.id,
+        "runs": [{"id": run.id, "side": run.side, "ws": f"/ws/runs/{run.id}/"} for run in runs],
+        "focus": next((fault["node"] for fault in faults if fault.get("node")), None),
+        "lang": _language(),
+        "faultActions": list(fault_actions()),
+        "strings": ui_strings(),
+        # a comparison lesson (docs/lessons.md): side a's run holds its questions; the page shows its lesson bar
+        "lesson": runs[0].lesson or None,
+    }
+    sides = [{"key": run.side, "letter": run.side.upper(), "version": run.version,
+              "settings": [f"{key}={value}" for key, value in comparison.overrides.get(run.side, {}).items()]}
+             for run in runs]
+    title = localized(comparison.document.get("title") or {}, _language()) or comparison.scenario_name
+    lesson_bar = _lesson_bar(runs[0].id, config["lang"]) if runs and runs[0].lesson else None
+    return render(request, "pages/compare.html", {"page_config": config, "comparison": comparison, "sides": sides,
+                                                  "title": title, "lesson_bar": lesson_bar})
+
+
+def _lesson_bar(run_id: str, language: str) -> dict[str, str] | None:
+    """The lesson bar as js/lesson.js draws it when the run's state arrives (its kind, title, step and text), here
+    already in the first paint: a phone in the room reads the step before the scripts and the snapshot have come,
+    and nothing moves when they do. None for a run that is no lesson or drill."""
+    run = Run.objects.filter(id=run_id).only("lesson", "drill", "steps_started").first()
+    if run is None:
+        return None
+    if run.lesson and (lesson := get_lesson(run.lesson)) is not None:
+        steps = lesson.document["steps"]
+        step = min(run.steps_started, len(steps)) - 1
+        return {
+            "kind": "lesson", "label": str(TEXTS["lesson.lesson"]).format(n=lesson.position),
+            "title": localized(lesson.title, language),
+            "progress": str(TEXTS["lesson.step-of"]).format(n=step + 1, of=len(steps)) if step >= 0 else "",
+            "text": localized(steps[step].get("text"), language) if step >= 0 else "",
+        }  # fmt: skip
+    if run.drill and (drill := get_drill(run.drill)) is not None:
+        return {"kind": "drill", "label": str(TEXTS["lesson.drill"]), "title": localized(drill.title, language),
+                "progress": "", "text": localized(drill.document.get("brief"), language)}
+    return None
 
 
 def scenario_link(request: HttpRequest, name: str) -> HttpResponse:
@@ -86,7 +136,10 @@ def recipe_page(request: HttpRequest, recipe_id: str) -> HttpResponse:
         raise Http404("no such recipe")
     commands = [{"at": item["at"], "text": " ".join(f"{k}={v}" for k, v in item["command"].items())}
                 for item in recipe.commands]
-    return _scenario_card_page(request, recipe.document, {"recipe": recipe, "commands": commands})
+    # a comparison's recipe: each side's settings (as the comparison page heads its sides)
+    sides = [{"letter": side.upper(), "settings": [f"{key}={value}" for key, value in settings.items()]}
+             for side, settings in (recipe.overrides or {}).items()]
+    return _scenario_card_page(request, recipe.document, {"recipe": recipe, "commands": commands, "sides": sides})
 
 
 def _scenario_card_page(request: HttpRequest, document: dict, extra: dict) -> HttpResponse:

@@ -7,16 +7,18 @@ a status sync asks for them, instead of being scheduled: same answers, far fewer
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..apiserver import Actor, Response
 from ..clock import MS, US, go_duration
-from ..engine import ProcessHandle, Timer
+from ..engine import Process, Timer
 from ..objects import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, Lease, Pod, Taint, set_pod_condition
 from .lease import NodeLeaseController
 from .node_status import RESOURCE_CONDITION, NodeIdentity, NodeStatusSyncer
+from .volume_manager import VolumeManager
 
 CONDITION_RESOURCE = {c: r for r, c in RESOURCE_CONDITION.items()}
 
@@ -90,7 +92,7 @@ class Kubelet:
         self.shutting_down = False
         self.lease: NodeLeaseController | None = None
         self.status: NodeStatusSyncer | None = None
-        self._processes: list[ProcessHandle] = []
+        self._processes: list[Process] = []
         self._timers: list[Timer] = []
         self._reconcile: set[str] = set()
         self._reconcile_timer: Timer | None = None
@@ -98,6 +100,7 @@ class Kubelet:
         self.network_ready_at = 0
         self._steady_from = 0
         self._pressure_quiet_from = 0
+        self.volumes: VolumeManager | None = None  # made when the first pod with a claim arrives
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -139,13 +142,11 @@ class Kubelet:
                                        NodeIdentity(self.name, self.zone, self.pod_cidr, self.address), self,
                                        doze=self.doze)
         self._note_runtime_change()
-        self._processes = [
-            engine.spawn(self.status.run(), f"syncNodeStatus {self.name}"),
-            engine.spawn(self.lease.run(), f"lease {self.name}"),
-            engine.spawn(self.status.run_fast_status_update(), f"fastStatusUpdate {self.name}"),
-        ]
+        self._processes = [self.status.run(), self.lease.run(), self.status.run_fast_status_update()]
         self._later(CONTAINER_START_TIME, self.resync_pods)
         self._schedule_pressure_evictions()
+        if self.volumes is not None:
+            self.volumes.reported = frozenset()  # a new process has reported nothing yet
 
     def stop(self) -> None:
         if not self.running:
@@ -157,12 +158,16 @@ class Kubelet:
             t.cancel()
         self._processes, self._timers = [], []
         self._reconcile.clear()
+        if self.volumes is not None:
+            self.volumes.stop()
         if self._reconcile_timer is not None:
             self._reconcile_timer.cancel()
             self._reconcile_timer = None
         for key, state in list(self.containers.items()):
             if state == "stopping":
                 self.containers[key] = "running"  # a kill in progress dies with the kubelet
+            elif state == "volumes":
+                del self.containers[key]  # never started: the next kubelet waits for its volumes anew
 
     def _later(self, delay: int, fn: Callable[..., Any], *args: Any) -> None:
         self._timers = [t for t in self._timers if t.active]
@@ -172,17 +177,15 @@ class Kubelet:
     def reachable(self) -> bool:
         return self.name not in self.api.partitioned
 
-    def set_node_owner(self, lease: Lease) -> Generator[int, Any, Lease | None]:
+    def set_node_owner(self, proc: Process, lease: Lease, then: Callable[[Lease | None], None]) -> None:
         """setNodeOwnerFunc (pkg/kubelet/util/nodelease.go), the Lease controller's post-process:
-        the Lease is owned by the Node, whose UID takes a GET. None: the GET failed."""
+        the Lease is owned by the Node, whose UID takes a GET. `then(None)`: the GET failed."""
         if lease.metadata.owner_references:
-            return lease
+            then(lease)
+            return
         api, actor, name = self.api, self.lease_actor, self.name
-        resp = yield from api.call(actor, "get", "nodes", name, lambda _r: api.get(actor, "nodes", name))
-        if not resp.ok:
-            return None
-        owner = {"apiVersion": "v1", "kind": "Node", "name": name, "uid": resp.obj.metadata.uid}
-        return lease.evolve(metadata=lease.metadata.evolve(owner_references=(owner,)))
+        api.request(proc, actor, "get", "nodes", name, partial(api.get, actor, "nodes", name),
+                    partial(_owned_by_node, lease, then))
 
     # -- container runtime and PLEG ------------------------------------------------------------
 
@@ -328,7 +331,7 @@ class Kubelet:
                                    f"The eviction manager saw {signal} below its hard threshold and evicted one pod "
                                    "to reclaim it.",
                                    "pkg/kubelet/eviction/eviction_manager.go", pod=pod.metadata.name)
-        self.ctx.engine.spawn(self._fail_pod(pod, "Evicted", message, "TerminationByKubelet", message))
+        self._spawn(0, self._fail_pod, pod, "Evicted", message, "TerminationByKubelet", message)
 
     # -- graceful shutdown -------------------------------------------------------------------------
 
@@ -346,7 +349,7 @@ class Kubelet:
                                    "terminates pods, non-critical first, within shutdownGracePeriod.",
                                    "pkg/kubelet/nodeshutdown/nodeshutdown_manager_linux.go")
         assert self.status is not None
-        self._processes.append(self.ctx.engine.spawn(self.status.sync_node_status(), "shutdown status sync"))
+        self._processes.append(self._spawn(0, self.status.sync_node_status, _done))
         pods = [p for p in self.pods_on_node(self.name).values() if not p.terminal]
         regular_window = cfg.shutdown_grace_period - cfg.shutdown_grace_period_critical_pods
         groups = [
@@ -372,26 +375,31 @@ class Kubelet:
         if pod is None or pod.terminal:
             return
         self.containers.pop(key, None)
-        self._processes.append(self.ctx.engine.spawn(
-            self._fail_pod(pod, "Terminated", SHUTDOWN_MESSAGE, "TerminationByKubelet", SHUTDOWN_MESSAGE)))
+        self._processes.append(self._spawn(0, self._fail_pod, pod, "Terminated", SHUTDOWN_MESSAGE,
+                                           "TerminationByKubelet", SHUTDOWN_MESSAGE))
 
-    def _fail_pod(self, pod: Pod, reason: str, message: str, dt_reason: str = "",
-                  dt_message: str = "") -> Generator[int, Any, None]:
+    def _spawn(self, delay: int, fn: Callable[..., Any], *args: Any) -> Process:
+        """A new process that starts with `fn(process, *args)` in `delay` µs."""
+        proc = Process()
+        self.ctx.engine.sleep(proc, delay, fn, proc, *args)
+        return proc
+
+    def _fail_pod(self, proc: Process, pod: Pod, reason: str, message: str, dt_reason: str = "",
+                  dt_message: str = "") -> None:
         """Move a pod to phase Failed; a kubelet-initiated termination also gets DisruptionTarget."""
         self.containers.pop(pod.key, None)
+        self._patch_pod(proc, pod, partial(self._failed, reason, message, dt_reason, dt_message), _done)
 
-        def change(current: Pod) -> Pod:
-            now = self.ctx.engine.now
-            conditions = current.conditions
-            if dt_reason:
-                conditions = set_pod_condition(conditions, "DisruptionTarget", "True", now, dt_reason, dt_message)
-            for ctype in ("Ready", "ContainersReady"):
-                conditions = set_pod_condition(conditions, ctype, "False", now,
-                                               "PodFailed" if ctype == "Ready" else "PodFailed")
-            return current.evolve(phase="Failed", reason=reason, message=message, conditions=conditions,
-                           container_ready=False, container_state="terminated", container_reason="Error")
-
-        yield from self._patch_pod(pod, change)
+    def _failed(self, reason: str, message: str, dt_reason: str, dt_message: str, current: Pod) -> Pod:
+        now = self.ctx.engine.now
+        conditions = current.conditions
+        if dt_reason:
+            conditions = set_pod_condition(conditions, "DisruptionTarget", "True", now, dt_reason, dt_message)
+        for ctype in ("Ready", "ContainersReady"):
+            conditions = set_pod_condition(conditions, ctype, "False", now,
+                                           "PodFailed" if ctype == "Ready" else "PodFailed")
+        return current.evolve(phase="Failed", reason=reason, message=message, conditions=conditions,
+                              container_ready=False, container_state="terminated", container_reason="Error")
 
     # -- pods ---------------------------------------------------------------------------------------
 
@@ -410,6 +418,9 @@ class Kubelet:
     def handle_pod(self, pod: Pod) -> None:
         key = pod.key
         state = self.containers.get(key)
+        if state == "volumes" and (pod.metadata.deletion_timestamp is not None or pod.terminal):
+            del self.containers[key]  # never started: nothing to kill
+            state = None
         if pod.metadata.deletion_timestamp is not None:
             if not pod.terminal and state == "running" and self.runtime_up:
                 self.containers[key] = "stopping"
@@ -424,9 +435,15 @@ class Kubelet:
             rejection = self.admit(pod)
             if rejection is not None:
                 self.containers[key] = "rejected"
-                self._processes.append(self.ctx.engine.spawn(self._fail_pod(pod, *rejection), delay=POD_ADMISSION_TIME))
+                self._processes.append(self._spawn(POD_ADMISSION_TIME, self._fail_pod, pod, *rejection))
                 return
             if self.runtime_up:
+                if pod.volumes:  # WaitForAttachAndMount before the containers (volume_manager.py)
+                    self.containers[key] = "volumes"
+                    if self.volumes is None:
+                        self.volumes = VolumeManager(self.ctx, self)
+                    self.volumes.add_pod(pod)
+                    return
                 self.containers[key] = "starting"
                 self._later(CONTAINER_START_TIME, self._start_pod, key)
             return
@@ -469,18 +486,17 @@ class Kubelet:
         self.containers[key] = "running"
         ip = pod.pod_ip or f"{self._pod_prefix}.{self._next_ip()}"
         restarted = pod.container_state != "waiting" or pod.start_time is not None
+        self._processes.append(self._spawn(0, self._patch_pod, pod, partial(self._started, ip, restarted), _done))
 
-        def change(current: Pod) -> Pod:
-            now = self.ctx.engine.now
-            conditions = current.conditions
-            for ctype in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"):
-                conditions = set_pod_condition(conditions, ctype, "True", now)
-            return current.evolve(phase="Running", conditions=conditions, pod_ip=ip, host_ip=self.address,
-                           start_time=current.start_time if current.start_time is not None else now,
-                           container_ready=True, container_state="running", container_reason="",
-                           restart_count=current.restart_count + (1 if restarted else 0))
-
-        self._processes.append(self.ctx.engine.spawn(self._patch_pod(pod, change)))
+    def _started(self, ip: str, restarted: bool, current: Pod) -> Pod:
+        now = self.ctx.engine.now
+        conditions = current.conditions
+        for ctype in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"):
+            conditions = set_pod_condition(conditions, ctype, "True", now)
+        return current.evolve(phase="Running", conditions=conditions, pod_ip=ip, host_ip=self.address,
+                              start_time=current.start_time if current.start_time is not None else now,
+                              container_ready=True, container_state="running", container_reason="",
+                              restart_count=current.restart_count + (1 if restarted else 0))
 
     def _next_ip(self) -> int:
         self._ip = self._ip % 250 + 1
@@ -501,42 +517,72 @@ class Kubelet:
             if not self.reachable:
                 self._needs_reconcile(key)
                 continue
-            self._processes.append(self.ctx.engine.spawn(self._restore_ready(pod)))
+            self._processes.append(self._spawn(0, self._restore_ready, pod))
 
-    def _restore_ready(self, pod: Pod) -> Generator[int, Any, None]:
-        def change(current: Pod) -> Pod:
-            now = self.ctx.engine.now
-            conditions = current.conditions
-            for ctype in ("Ready", "ContainersReady"):
-                conditions = set_pod_condition(conditions, ctype, "True", now)
-            return current.evolve(conditions=conditions, container_ready=True)
+    def _restore_ready(self, proc: Process, pod: Pod) -> None:
+        self._patch_pod(proc, pod, self._ready_again, partial(self._ready_restored, pod.key))
 
-        resp = yield from self._patch_pod(pod, change)
+    def _ready_again(self, current: Pod) -> Pod:
+        now = self.ctx.engine.now
+        conditions = current.conditions
+        for ctype in ("Ready", "ContainersReady"):
+            conditions = set_pod_condition(conditions, ctype, "True", now)
+        return current.evolve(conditions=conditions, container_ready=True)
+
+    def _ready_restored(self, key: str, resp: Response) -> None:
         if not resp.ok and resp.code != 404:
-            self._needs_reconcile(pod.key)
+            self._needs_reconcile(key)
 
     def _finish_deletion(self, pod: Pod) -> None:
         if not self.running or not self.reachable:
             return
         self.containers.pop(pod.key, None)
+        if self.volumes is not None:
+            self.volumes.remove_pod(pod.key)  # unmounted before the pod object goes
+        self._processes.append(self._spawn(0, self._delete_pod, pod))
 
-        def delete() -> Generator[int, Any, None]:
-            yield from self.api.call(self.pod_actor, "delete", "pods", pod.metadata.name,
-                                     lambda received: self.api.delete(self.pod_actor, "pods", pod.metadata.name,
-                                                                      namespace=pod.metadata.namespace,
-                                                                      grace_seconds=0, received=received),
-                                     namespace=pod.metadata.namespace)
+    def _delete_pod(self, proc: Process, pod: Pod) -> None:
+        api, actor, name, ns = self.api, self.pod_actor, pod.metadata.name, pod.metadata.namespace
+        api.request(proc, actor, "delete", "pods", name,
+                    partial(api.delete, actor, "pods", name, namespace=ns, grace_seconds=0), _done, namespace=ns)
 
-        self._processes.append(self.ctx.engine.spawn(delete()))
+    def _patch_pod(self, proc: Process, pod: Pod, change: Callable[[Pod], Pod],
+                   then: Callable[[Response], None]) -> None:
+        """PATCH pods/<name>/status with `change` (a bound method or a partial of one: it waits in
+        the request, which is part of the run's state)."""
+        api, actor, name, ns = self.api, self.pod_actor, pod.metadata.name, pod.metadata.namespace
+        api.request(proc, actor, "patch", "pods", name,
+                    partial(api.patch, actor, "pods", name, change, namespace=ns, subresource="status"), then,
+                    namespace=ns, subresource="status")
 
-    def _patch_pod(self, pod: Pod, change: Callable[[Pod], Pod]) -> Generator[int, Any, Response]:
-        name, ns = pod.metadata.name, pod.metadata.namespace
-        resp = yield from self.api.call(self.pod_actor, "patch", "pods", name,
-                                        lambda received: self.api.patch(self.pod_actor, "pods", name, change,
-                                                                        namespace=ns, subresource="status",
-                                                                        received=received),
-                                        namespace=ns, subresource="status")
-        return resp
+    # -- volumes (volume_manager.py's host) -----------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        return self.running and self.reachable
+
+    def volumes_mounted(self, key: str) -> None:
+        if self.containers.get(key) == "volumes" and self.runtime_up:
+            self.containers[key] = "starting"
+            self._later(CONTAINER_START_TIME, self._start_pod, key)
+
+    def volumes_in_use_changed(self) -> None:
+        if self.status is not None:
+            self.status.wake(inclusive=True)
+
+    def volumes_in_use(self) -> tuple[str, ...]:
+        return self.volumes.in_use() if self.volumes is not None else ()
+
+    def volumes_reported(self, in_use: tuple[str, ...]) -> None:
+        if self.volumes is not None:
+            self.volumes.status_posted(in_use)
+
+    def node_changed(self) -> None:
+        """A new version of this kubelet's Node (volumesAttached may have changed)."""
+        if self.volumes is not None and self.active:
+            node = self.api.current("nodes", self.name)
+            if node is not None:
+                self.volumes.node_changed(node)
 
     # -- for the snapshot ---------------------------------------------------------------------------
 
@@ -552,8 +598,21 @@ class Kubelet:
             "lastRenew": lease.renew_time / US if lease and lease.renew_time is not None else None,
             "lastStatusReport": (self.status.last_status_report_time / US
                                  if self.status and self.status.last_status_report_time is not None else None),
+            **({"volumes": self.volumes.describe()} if self.volumes is not None else {}),
         }
 
 
 _THRESHOLD = {"memory": "100Mi", "disk": "10%", "pid": "5%"}
 _AVAILABLE = {"memory": "88Mi", "disk": "7%", "pid": "3%"}
+
+
+def _owned_by_node(lease: Lease, then: Callable[[Lease | None], None], resp: Response) -> None:
+    if not resp.ok:
+        then(None)
+        return
+    owner = {"apiVersion": "v1", "kind": "Node", "name": lease.metadata.name, "uid": resp.obj.metadata.uid}
+    then(lease.evolve(metadata=lease.metadata.evolve(owner_references=(owner,))))
+
+
+def _done(_result: object) -> None:
+    """The end of a process that wants nothing of its last answer."""

@@ -8,12 +8,14 @@ backoff of 0.2, 0.4, ... 7 s with no attempt limit. Independent of the runtime a
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING
 
 from ..clock import MS, US
 from ..context import jitter
+from ..engine import Process
 from ..objects import Lease, ObjectMeta
 
 if TYPE_CHECKING:
@@ -21,20 +23,26 @@ if TYPE_CHECKING:
     from ..engine import Engine
 
 MAX_UPDATE_RETRIES = 5
+JITTER_FACTOR = 0.04  # wait.JitterUntil(..., 0.04, ...)
 MAX_BACKOFF = 7 * US
 LANE = "kubelet-lease"
 NAMESPACE = "kube-node-lease"
 
-# newLeasePostProcessFunc: completes a Lease before it is written (the kubelet sets the Node
-# as its owner); a generator, as it may make requests. None: it failed.
-LeasePostProcess = Callable[[Lease], Generator[int, Any, "Lease | None"]]
+# newLeasePostProcessFunc: completes a Lease before it is written (the kubelet sets the Node as
+# its owner). It may make requests, so it continues the given process with `then(lease)` (None:
+# it failed) instead of returning.
+LeasePostProcess = Callable[["Process", Lease, Callable[["Lease | None"], None]], None]
 
 
 @dataclass(eq=False)
-class NodeLeaseController:
+class NodeLeaseController(Process):
     """NewController: like the real one, it gets a client (the API server and the identity it
     writes as), a clock (the engine), the holder identity, the lease duration and renew
-    interval, and a post-process function; it knows nothing else of the kubelet."""
+    interval, and a post-process function; it knows nothing else of the kubelet.
+
+    It is one process (engine.Process): each method below is a point where controller.go's
+    goroutine would continue after a request or a sleep; a method that waits hands the next one
+    (`then`) to the request or the sleep. `then` gets one value, what the Go function returns."""
 
     api: APIServer
     actor: Actor
@@ -48,94 +56,145 @@ class NodeLeaseController:
     renews_without_owner: bool
     latest: Lease | None = None  # the Lease last written or read
 
-    def run(self) -> Generator[int, Any, None]:
-        """sync() every period. The usual renewal (a cached Lease with its owner, a request that
-        goes straight through) is retryUpdateLease's first try, written out here: no generator
-        of its own and no `yield from` level on its two wake-ups, 1.8 M renewals an hour at
-        5,000 nodes. Everything else goes through retry_update_lease."""
-        period = self.renew_interval
-        api, engine, actor = self.api, self.clock, self.actor
-        while True:
-            base = self.latest
-            latency = api.direct_latency(actor) if base is not None and base.metadata.owner_references else None
-            if base is None:
-                yield from self.ensure_and_renew()
-            elif latency is not None:
-                received = engine.now
-                to_update = base.evolve(renew_time=received)
-                yield latency  # what api.call does for a request that goes straight through
-                resp = api.update(actor, to_update, received=received)
-                if resp.ok:
-                    self.latest = resp.obj
-                elif not (yield from self.retry_update_lease(base, first=resp)):
-                    yield from self.ensure_and_renew()
-            elif not (yield from self.retry_update_lease(base)):
-                yield from self.ensure_and_renew()
-            yield jitter(self.rng, period)
+    def __post_init__(self) -> None:
+        Process.__init__(self)
 
-    def ensure_and_renew(self) -> Generator[int, Any, None]:
+    def run(self) -> NodeLeaseController:
+        """Run: wait.JitterUntil(sync, renewInterval, 0.04, sliding), from now. The controller is
+        the process (the kubelet kills it)."""
+        self.clock.sleep(self, 0, self.sync)
+        return self
+
+    def sync(self) -> None:
+        """sync(). The usual renewal (a cached Lease with its owner, a request that goes straight
+        through) is retryUpdateLease's first try, written out here and in `_renewed`: no request
+        object and no continuation of its own, 1.8 M renewals an hour at 5,000 nodes. Everything
+        else goes through retry_update_lease."""
+        api, actor = self.api, self.actor
+        base = self.latest
+        latency = api.direct_latency(actor) if base is not None and base.metadata.owner_references else None
+        if base is None:
+            self.ensure_and_renew(self._synced)
+        elif latency is not None:
+            received = self.clock.now
+            # what api.request does for a request that goes straight through
+            self.clock.sleep(self, latency, self._renewed, base, base.evolve(renew_time=received), received)
+        else:
+            self.retry_update_lease(base, None, self._retried)
+
+    def _renewed(self, base: Lease, to_update: Lease, received: int) -> None:
+        resp = self.api.update(self.actor, to_update, received=received)
+        if resp.ok:
+            self.latest = resp.obj
+            # _synced written out: wait.Jitter(renewInterval, 0.04) (context.jitter), then sync again
+            period = self.renew_interval
+            self.clock.sleep(self, period + int(period * JITTER_FACTOR * self.rng.random()), self.sync)
+        else:
+            self.retry_update_lease(base, resp, self._retried)
+
+    def _retried(self, ok: bool) -> None:
+        if ok:
+            self._synced(None)
+        else:
+            self.ensure_and_renew(self._synced)
+
+    def _synced(self, _result: None) -> None:
+        self.clock.sleep(self, jitter(self.rng, self.renew_interval, JITTER_FACTOR), self.sync)
+
+    def ensure_and_renew(self, then: Callable[[None], None]) -> None:
         """The rest of sync(): no cached Lease, or its update failed five times."""
-        lease, created = yield from self.backoff_ensure_lease()
+        self.backoff_ensure_lease(partial(self._ensured_for_renewal, then))
+
+    def _ensured_for_renewal(self, then: Callable[[None], None], ensured: tuple[Lease | None, bool]) -> None:
+        lease, created = ensured
         self.latest = lease
         if not created and lease is not None:
-            yield from self.retry_update_lease(lease)
+            self.retry_update_lease(lease, None, partial(_ignore_result, then))
+        else:
+            then(None)
 
-    def retry_update_lease(self, base: Lease, first: Response | None = None) -> Generator[int, Any, bool]:
-        """Up to five PUTs of `base` renewed; `first`: the answer to a first try already made."""
-        api, engine, actor = self.api, self.clock, self.actor
-        for attempt in range(MAX_UPDATE_RETRIES):
-            if attempt == 0 and first is not None:
-                resp = first
-            else:
-                to_update: Lease | None
-                if base.metadata.owner_references:  # the usual renewal: no Node GET needed
-                    to_update = base.evolve(renew_time=engine.now)
-                else:
-                    to_update = yield from self.new_lease(base)
-                if to_update is None:
-                    return False
-                def update(received: int, obj: Lease = to_update) -> Response:
-                    return api.update(actor, obj, received=received)
+    def retry_update_lease(self, base: Lease, first: Response | None, then: Callable[[bool], None]) -> None:
+        """retryUpdateLease: up to five PUTs of `base` renewed; `first`: the answer to a first
+        try already made. `then(ok)`."""
+        self._try_update(base, first, then, 0)
 
-                resp = yield from api.call(actor, "update", "leases", self.holder_identity, update, namespace=NAMESPACE)
-            if resp.ok:
-                self.latest = resp.obj
-                return True
-            if resp.code == 409:
-                ensured, _created = yield from self.backoff_ensure_lease()
-                if ensured is None:
-                    return False
-                base = ensured
-        return False
+    def _try_update(self, base: Lease, first: Response | None, then: Callable[[bool], None], attempt: int) -> None:
+        if attempt >= MAX_UPDATE_RETRIES:
+            then(False)
+        elif attempt == 0 and first is not None:
+            self._updated(base, then, attempt, first)
+        elif base.metadata.owner_references:  # the usual renewal: no Node GET needed
+            self._update(base, then, attempt, base.evolve(renew_time=self.clock.now))
+        else:
+            self.new_lease(base, partial(self._update, base, then, attempt))
 
-    def backoff_ensure_lease(self) -> Generator[int, Any, tuple[Lease | None, bool]]:
-        sleep = 100 * MS
-        while True:
-            ok, lease, created = yield from self.ensure_lease()
-            if ok:
-                return lease, created
-            sleep = min(2 * sleep, MAX_BACKOFF)
-            yield sleep
+    def _update(self, base: Lease, then: Callable[[bool], None], attempt: int, to_update: Lease | None) -> None:
+        if to_update is None:
+            then(False)
+            return
+        api, actor = self.api, self.actor
+        api.request(self, actor, "update", "leases", self.holder_identity, partial(api.update, actor, to_update),
+                    partial(self._updated, base, then, attempt), namespace=NAMESPACE)
 
-    def ensure_lease(self) -> Generator[int, Any, tuple[bool, Lease | None, bool]]:
+    def _updated(self, base: Lease, then: Callable[[bool], None], attempt: int, resp: Response) -> None:
+        if resp.ok:
+            self.latest = resp.obj
+            then(True)
+        elif resp.code == 409:
+            self.backoff_ensure_lease(partial(self._ensured_after_conflict, then, attempt))
+        else:
+            self._try_update(base, None, then, attempt + 1)
+
+    def _ensured_after_conflict(self, then: Callable[[bool], None], attempt: int,
+                                ensured: tuple[Lease | None, bool]) -> None:
+        if ensured[0] is None:
+            then(False)
+        else:
+            self._try_update(ensured[0], None, then, attempt + 1)
+
+    def backoff_ensure_lease(self, then: Callable[[tuple[Lease | None, bool]], None], sleep: int = 100 * MS) -> None:
+        """backoffEnsureLease: ensureLease until it works, sleeping 0.2, 0.4, ... 7 s between
+        tries. `then((lease, created))`."""
+        self.ensure_lease(partial(self._backoff_tried, then, sleep))
+
+    def _backoff_tried(self, then: Callable[[tuple[Lease | None, bool]], None], sleep: int,
+                       result: tuple[bool, Lease | None, bool]) -> None:
+        ok, lease, created = result
+        if ok:
+            then((lease, created))
+            return
+        sleep = min(2 * sleep, MAX_BACKOFF)
+        self.clock.sleep(self, sleep, self.backoff_ensure_lease, then, sleep)
+
+    def ensure_lease(self, then: Callable[[tuple[bool, Lease | None, bool]], None]) -> None:
+        """ensureLease: GET the Lease, CREATE it when missing. `then((ok, lease, created))`."""
         api, actor, name = self.api, self.actor, self.holder_identity
-        resp = yield from api.call(actor, "get", "leases", name, lambda _r: api.get(actor, "leases", name, NAMESPACE),
-                                   namespace=NAMESPACE)
-        if resp.code == 404:
-            to_create = yield from self.new_lease(None)
-            if to_create is None:
-                return True, None, False  # no Node UID yet: skip this round
-            created = yield from api.call(actor, "create", "leases", name,
-                                          lambda received: api.create(actor, to_create, received),
-                                          namespace=NAMESPACE)
-            if not created.ok:
-                return False, None, False
-            return True, created.obj, True
-        if not resp.ok:
-            return False, None, False
-        return True, resp.obj, False
+        api.request(self, actor, "get", "leases", name, partial(api.get, actor, "leases", name, NAMESPACE),
+                    partial(self._ensure_got, then), namespace=NAMESPACE)
 
-    def new_lease(self, base: Lease | None) -> Generator[int, Any, Lease | None]:
+    def _ensure_got(self, then: Callable[[tuple[bool, Lease | None, bool]], None], resp: Response) -> None:
+        if resp.code == 404:
+            self.new_lease(None, partial(self._ensure_create, then))
+        elif not resp.ok:
+            then((False, None, False))
+        else:
+            then((True, resp.obj, False))
+
+    def _ensure_create(self, then: Callable[[tuple[bool, Lease | None, bool]], None], to_create: Lease | None) -> None:
+        if to_create is None:
+            then((True, None, False))  # no Node UID yet: skip this round
+            return
+        api, actor = self.api, self.actor
+        api.request(self, actor, "create", "leases", self.holder_identity, partial(api.create, actor, to_create),
+                    partial(self._ensure_created, then), namespace=NAMESPACE)
+
+    def _ensure_created(self, then: Callable[[tuple[bool, Lease | None, bool]], None], created: Response) -> None:
+        if not created.ok:
+            then((False, None, False))
+        else:
+            then((True, created.obj, True))
+
+    def new_lease(self, base: Lease | None, then: Callable[[Lease | None], None]) -> None:
         """newLease: a copy of `base` (or a new Lease) completed by the post-process, renewed now."""
         if base is None:
             lease = Lease(
@@ -147,9 +206,17 @@ class NodeLeaseController:
             )
         else:
             lease = base
-        completed = yield from self.new_lease_post_process(lease)
+        self.new_lease_post_process(self, lease, partial(self._new_lease_completed, base, lease, then))
+
+    def _new_lease_completed(self, base: Lease | None, lease: Lease, then: Callable[[Lease | None], None],
+                             completed: Lease | None) -> None:
         if completed is None:
             if base is None or not self.renews_without_owner:
-                return None  # "failed to prepare lease" (1.29+), or nothing to create yet
+                then(None)  # "failed to prepare lease" (1.29+), or nothing to create yet
+                return
             completed = lease
-        return completed.evolve(renew_time=self.clock.now)
+        then(completed.evolve(renew_time=self.clock.now))
+
+
+def _ignore_result(then: Callable[[None], None], _result: object) -> None:
+    then(None)

@@ -3,13 +3,13 @@ pkg/kubelet/nodestatus/setters.go; docs/kubernetes-node-health.md §2.2-§2.3)."
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..clock import MS, US
 from ..context import jitter
-from ..engine import ProcessHandle
+from ..engine import Process
 from ..objects import LABEL_HOSTNAME, LABEL_ZONE, Node, NodeCondition, ObjectMeta
 
 if TYPE_CHECKING:
@@ -56,6 +56,12 @@ class ConditionInputs(Protocol):
 
     def steady(self, now: int) -> bool:
         """True when none of the inputs above can be moving (the status loop may skip the setters)."""
+
+    def volumes_in_use(self) -> tuple[str, ...]:
+        """The volume manager's GetVolumesInUse (the VolumesInUse setter), sorted."""
+
+    def volumes_reported(self, in_use: tuple[str, ...]) -> None:
+        """A status update carrying `in_use` went through (MarkVolumesAsReportedInUse)."""
 
 
 class NodeIdentity(NamedTuple):
@@ -132,22 +138,35 @@ class NodeStatusSyncer:
         self.registered = False
         self._verified: Node | None = None  # the Node object last found up to date while steady
         self._informer_node: Node | None = None
-        self._handle: ProcessHandle | None = None  # the syncNodeStatus loop
+        self._handle: Process | None = None  # the syncNodeStatus loop
         self._dozing: tuple[int, list[int]] | None = None  # (since, the jitters of the ticks it sleeps through)
         self._jitters: list[int] = []  # drawn for a doze, not used yet
 
     # -- loops -----------------------------------------------------------------------------
+    #
+    # Each loop is an engine.Process: the methods are the points where the kubelet's goroutine
+    # continues after a request or a sleep, and a method that waits hands the next one (`then`,
+    # which gets what the Go function returns) to the request or the sleep.
 
-    def run(self) -> Generator[int, Any, None]:
+    def run(self) -> Process:
+        """The syncNodeStatus loop (wait.JitterUntil, sliding), from now; the kubelet kills it."""
+        self._handle = Process()
+        self.ctx.engine.sleep(self._handle, 0, self._sync_tick)
+        return self._handle
+
+    def _sync_tick(self) -> None:
+        assert self._handle is not None
+        self.sync_node_status(self._handle, self._synced)
+
+    def _synced(self, quiet: bool) -> None:
         period = self.ctx.kubelet.node_status_update_frequency
-        self._handle = self.ctx.engine.current
-        while True:
-            quiet = yield from self.sync_node_status()
-            last_report = self.last_status_report_time
-            if self.doze and quiet and last_report is not None:
-                yield self._doze(period, last_report)
-            else:
-                yield self._next_jitter(period)
+        last_report = self.last_status_report_time
+        if self.doze and quiet and last_report is not None:
+            delay = self._doze(period, last_report)
+        else:
+            delay = self._next_jitter(period)
+        assert self._handle is not None
+        self.ctx.engine.sleep(self._handle, delay, self._sync_tick)
 
     # -- dozing ----------------------------------------------------------------------------
     #
@@ -190,97 +209,119 @@ class NodeStatusSyncer:
             self._jitters[:0] = steps[used:]
             self.ctx.engine.wake_at(self._handle, tick)
 
-    def run_fast_status_update(self) -> Generator[int, Any, None]:
+    def run_fast_status_update(self) -> Process:
         """fastStatusUpdateOnce: every 100 ms until Ready is posted True or 120 s passed."""
-        started = self.ctx.engine.now
-        while self.ctx.engine.now - started < NODE_READY_GRACE_PERIOD:
-            yield FAST_STATUS_TICK
-            if not self.registered:
-                continue
-            node = self.api.cached("nodes", self.name)
-            if node is None:
-                continue
-            if node.ready_status() == "True":
-                return
-            now = self.ctx.engine.now
-            desired = self._desired_conditions(now)
-            ready = next(d for d in desired if d[0] == "Ready")
-            if ready[1] != "False" and not unchanged(node.conditions, desired):
-                yield from self.patch_status(node, apply_setters(node, now, desired), reason="fast status update")
-                return
+        proc = Process()
+        self.ctx.engine.sleep(proc, 0, self._fast_status_wait, proc, self.ctx.engine.now)
+        return proc
+
+    def _fast_status_wait(self, proc: Process, started: int) -> None:
+        if self.ctx.engine.now - started < NODE_READY_GRACE_PERIOD:
+            self.ctx.engine.sleep(proc, FAST_STATUS_TICK, self._fast_status_tick, proc, started)
+
+    def _fast_status_tick(self, proc: Process, started: int) -> None:
+        node = self.api.cached("nodes", self.name) if self.registered else None
+        if node is None:
+            self._fast_status_wait(proc, started)
+            return
+        if node.ready_status() == "True":
+            return
+        now = self.ctx.engine.now
+        desired = self._desired_conditions(now)
+        ready = next(d for d in desired if d[0] == "Ready")
+        if ready[1] != "False" and not unchanged(node.conditions, desired):
+            self.patch_status(proc, node, apply_setters(node, now, desired), "fast status update", None, _done)
+            return
+        self._fast_status_wait(proc, started)
 
     # -- one sync ----------------------------------------------------------------------------
 
-    def sync_node_status(self) -> Generator[int, Any, bool]:
-        """One syncNodeStatus; True when it found nothing to post and nothing moving."""
+    def sync_node_status(self, proc: Process, then: Callable[[bool], None]) -> None:
+        """One syncNodeStatus (registerWithAPIServer first, then updateNodeStatus: up to five
+        tryUpdateNodeStatus); `then(quiet)`: True when it found nothing to post and nothing moving."""
         if not self.registered:
-            yield from self.register_with_api_server()
-        for attempt in range(NODE_STATUS_UPDATE_RETRY):
-            if attempt == 0:
-                # the kubelet's own Node informer: frozen while the node is cut off
-                if self.inputs.reachable:
-                    self._informer_node = self.api.cached("nodes", self.name)
-                original = self._informer_node
-                if original is None:
-                    resp = yield from self._get_node()
-                    original = resp.obj if resp.ok else None
-            else:
-                resp = yield from self._get_node()
-                original = resp.obj if resp.ok else None
-            if original is None:
-                continue
-            now = self.ctx.engine.now
-            report_due = (self.last_status_report_time is None
-                          or now - self.last_status_report_time >= self.ctx.kubelet.node_status_report_frequency)
-            steady = self.inputs.steady(now)
-            if not report_due and steady and original is self._verified:
-                return True  # same Node object, same inputs: the setters would give the same answer
-            desired = self._desired_conditions(now)
-            if not report_due and unchanged(original.conditions, desired):
-                self._verified = original if steady else None
-                return steady  # the common case: nothing to post
-            conditions = apply_setters(original, now, desired)
-            if not (status_changed(original.conditions, conditions) or report_due):
-                return False
-            ok = yield from self.patch_status(original, conditions,
-                                              reason="changed" if not report_due else "report frequency")
-            if ok:
-                return False
-        return False
+            self.register_with_api_server(proc, partial(self._try_update_node_status, proc, then, 0))
+        else:
+            self._try_update_node_status(proc, then, 0)
+
+    def _try_update_node_status(self, proc: Process, then: Callable[[bool], None], attempt: int,
+                                _registered: None = None) -> None:
+        """tryUpdateNodeStatus, try number `attempt`: the Node from the informer first, then by GET."""
+        if attempt >= NODE_STATUS_UPDATE_RETRY:
+            then(False)
+            return
+        if attempt == 0:
+            # the kubelet's own Node informer: frozen while the node is cut off
+            if self.inputs.reachable:
+                self._informer_node = self.api.cached("nodes", self.name)
+            original = self._informer_node
+            if original is not None:
+                self._update_node_status(proc, then, attempt, original)
+                return
+        self._get_node(proc, partial(self._got_node, proc, then, attempt))
+
+    def _got_node(self, proc: Process, then: Callable[[bool], None], attempt: int, resp: Response) -> None:
+        if resp.ok:
+            self._update_node_status(proc, then, attempt, resp.obj)
+        else:
+            self._try_update_node_status(proc, then, attempt + 1)
+
+    def _update_node_status(self, proc: Process, then: Callable[[bool], None], attempt: int, original: Node) -> None:
+        now = self.ctx.engine.now
+        report_due = (self.last_status_report_time is None
+                      or now - self.last_status_report_time >= self.ctx.kubelet.node_status_report_frequency)
+        in_use = self.inputs.volumes_in_use()
+        volumes_changed = in_use != original.volumes_in_use  # a status field nodeStatusHasChanged compares
+        steady = self.inputs.steady(now) and not volumes_changed
+        if not report_due and steady and original is self._verified:
+            then(True)  # same Node object, same inputs: the setters would give the same answer
+            return
+        desired = self._desired_conditions(now)
+        if not report_due and not volumes_changed and unchanged(original.conditions, desired):
+            self._verified = original if steady else None
+            then(steady)  # the common case: nothing to post
+            return
+        conditions = apply_setters(original, now, desired)
+        if not (status_changed(original.conditions, conditions) or report_due or volumes_changed):
+            then(False)
+            return
+        self.patch_status(proc, original, conditions, "changed" if not report_due else "report frequency", in_use,
+                          partial(self._status_patched, proc, then, attempt))
+
+    def _status_patched(self, proc: Process, then: Callable[[bool], None], attempt: int, ok: bool) -> None:
+        if ok:
+            then(False)
+        else:
+            self._try_update_node_status(proc, then, attempt + 1)
 
     def _desired_conditions(self, now: int) -> list[tuple[str, str, str, str]]:
         return desired_conditions(self.inputs, self.ctx.profile.ready_message, now)
 
-    def _get_node(self) -> Generator[int, Any, Response]:
+    def _get_node(self, proc: Process, then: Callable[[Response], None]) -> None:
         api, actor, name = self.api, self.actor, self.name
-        return (yield from api.call(actor, "get", "nodes", name, lambda _r: api.get(actor, "nodes", name)))
+        api.request(proc, actor, "get", "nodes", name, partial(api.get, actor, "nodes", name), then)
 
-    def patch_status(self, original: Node, conditions: tuple[NodeCondition, ...],
-                     reason: str) -> Generator[int, Any, bool]:
+    def patch_status(self, proc: Process, original: Node, conditions: tuple[NodeCondition, ...], reason: str,
+                     volumes_in_use: tuple[str, ...] | None, then: Callable[[bool], None]) -> None:
+        """PATCH nodes/<name>/status with the new conditions (and volumesInUse when it changed);
+        `then(ok)`."""
         before = {c.type: c.status for c in original.conditions}
-
-        def change(current: Node) -> Node:
-            # strategic merge of the diff original -> new: conditions merge by type
-            merged = {c.type: c for c in current.conditions}
-            for c in conditions:
-                merged[c.type] = c
-            order = [c.type for c in current.conditions] + [c.type for c in conditions if c.type not in before]
-            seen: list[str] = []
-            for t in order:
-                if t not in seen:
-                    seen.append(t)
-            return current.evolve(conditions=tuple(merged[t] for t in seen))
-
         api, actor, name = self.api, self.actor, self.name
-        resp = yield from api.call(actor, "patch", "nodes", name,
-                                   lambda received: api.patch(actor, "nodes", name, change,
-                                                              subresource="status", received=received),
-                                   subresource="status")
+        change = partial(_merge_status, conditions, before, volumes_in_use)
+        api.request(proc, actor, "patch", "nodes", name,
+                    partial(api.patch, actor, "nodes", name, change, subresource="status"),
+                    partial(self._patched, before, conditions, volumes_in_use, then), subresource="status")
+
+    def _patched(self, before: dict[str, str], conditions: tuple[NodeCondition, ...],
+                 volumes_in_use: tuple[str, ...] | None, then: Callable[[bool], None], resp: Response) -> None:
         if not resp.ok:
-            return False
+            then(False)
+            return
         self.last_status_report_time = self.ctx.engine.now
         self._record_condition_events(before, conditions)
-        return True
+        if volumes_in_use is not None:  # after every update that went through (tryUpdateNodeStatus)
+            self.inputs.volumes_reported(volumes_in_use)
+        then(True)
 
     def _record_condition_events(self, before: dict[str, str], conditions: tuple[NodeCondition, ...]) -> None:
         name = self.name
@@ -301,30 +342,60 @@ class NodeStatusSyncer:
 
     # -- registration ------------------------------------------------------------------------
 
-    def register_with_api_server(self) -> Generator[int, Any, None]:
+    def register_with_api_server(self, proc: Process, then: Callable[[None], None], backoff: int = 100 * MS) -> None:
+        """registerWithAPIServer: CREATE the Node until it works (or it exists), backing off to 7 s."""
         api, actor, me = self.api, self.actor, self.node
-        backoff = 100 * MS
-        while True:
-            now = self.ctx.engine.now
-            labels = {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
-                      "kubernetes.io/arch": "amd64", LABEL_HOSTNAME: me.name, "kubernetes.io/os": "linux"}
-            if me.zone:
-                labels[LABEL_ZONE] = me.zone
-            node = Node(
-                metadata=ObjectMeta(name=me.name, namespace="", uid="", resource_version=0, creation=0, labels=labels),
-                pod_cidr=me.pod_cidr, address=me.address, kubelet_version=self.ctx.profile.kubelet_version,
-                capacity=(("cpu", "4"), ("ephemeral-storage", "101430960Ki"), ("memory", "16374584Ki"),
-                          ("pods", "110")),
-            )
-            node = node.evolve(conditions=apply_setters(None, now, self._desired_conditions(now)))
-            resp = yield from api.call(actor, "create", "nodes", me.name, partial(api.create, actor, node))
-            if resp.ok:
-                self.registered = True  # lastStatusReportTime stays zero: the next step posts status
-                return
-            if resp.code == 409:  # already registered (kubelet restart): reconcile and go on
-                existing = yield from self._get_node()
-                if existing.ok:
-                    self.registered = True
-                    return
-            backoff = min(backoff * 2, REGISTER_MAX_BACKOFF)
-            yield backoff
+        now = self.ctx.engine.now
+        labels = {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+                  "kubernetes.io/arch": "amd64", LABEL_HOSTNAME: me.name, "kubernetes.io/os": "linux"}
+        if me.zone:
+            labels[LABEL_ZONE] = me.zone
+        node = Node(
+            metadata=ObjectMeta(name=me.name, namespace="", uid="", resource_version=0, creation=0, labels=labels),
+            pod_cidr=me.pod_cidr, address=me.address, kubelet_version=self.ctx.profile.kubelet_version,
+            capacity=(("cpu", "4"), ("ephemeral-storage", "101430960Ki"), ("memory", "16374584Ki"),
+                      ("pods", "110")),
+        )
+        node = node.evolve(conditions=apply_setters(None, now, self._desired_conditions(now)))
+        api.request(proc, actor, "create", "nodes", me.name, partial(api.create, actor, node),
+                    partial(self._register_created, proc, then, backoff))
+
+    def _register_created(self, proc: Process, then: Callable[[None], None], backoff: int, resp: Response) -> None:
+        if resp.ok:
+            self.registered = True  # lastStatusReportTime stays zero: the next step posts status
+            then(None)
+        elif resp.code == 409:  # already registered (kubelet restart): reconcile and go on
+            self._get_node(proc, partial(self._register_found, proc, then, backoff))
+        else:
+            self._register_later(proc, then, backoff)
+
+    def _register_found(self, proc: Process, then: Callable[[None], None], backoff: int, existing: Response) -> None:
+        if existing.ok:
+            self.registered = True
+            then(None)
+        else:
+            self._register_later(proc, then, backoff)
+
+    def _register_later(self, proc: Process, then: Callable[[None], None], backoff: int) -> None:
+        backoff = min(backoff * 2, REGISTER_MAX_BACKOFF)
+        self.ctx.engine.sleep(proc, backoff, self.register_with_api_server, proc, then, backoff)
+
+
+def _merge_status(conditions: tuple[NodeCondition, ...], before: dict[str, str],
+                  volumes_in_use: tuple[str, ...] | None, current: Node) -> Node:
+    """The strategic merge of the diff original -> new: conditions merge by type."""
+    merged = {c.type: c for c in current.conditions}
+    for c in conditions:
+        merged[c.type] = c
+    order = [c.type for c in current.conditions] + [c.type for c in conditions if c.type not in before]
+    seen: list[str] = []
+    for t in order:
+        if t not in seen:
+            seen.append(t)
+    if volumes_in_use is not None and volumes_in_use != current.volumes_in_use:
+        return current.evolve(conditions=tuple(merged[t] for t in seen), volumes_in_use=volumes_in_use)
+    return current.evolve(conditions=tuple(merged[t] for t in seen))
+
+
+def _done(_result: object) -> None:
+    """The end of a process that wants nothing of its last step's answer."""

@@ -5,6 +5,7 @@ from .catalogue import builtin_drills, builtin_lessons, get_drill, get_lesson
 from .documents import Drill, Lesson, LessonError, Question, Step, load_drill, load_lesson
 from .drills import drill_simulation, hide_cause, hide_in_snapshot
 from .matchers import matches
+from .ordering import in_place, order_fits, run_order, shown_order, shuffled
 from .runner import LessonRun, QuestionState, StepStart, Transcript, run_lesson
 
 __all__ = [
@@ -24,8 +25,13 @@ __all__ = [
     "get_lesson",
     "hide_cause",
     "hide_in_snapshot",
+    "in_place",
     "load_drill",
     "load_lesson",
     "matches",
+    "order_fits",
     "run_lesson",
+    "run_order",
+    "shown_order",
+    "shuffled",
 ]

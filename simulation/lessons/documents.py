@@ -6,11 +6,13 @@ reported with the path of its field, all at once, and unknown fields are errors.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..builtins import builtin_scenarios, get_builtin
 from ..clock import format_duration
+from ..comparison import SIDES, side_scenarios
 from ..scenario import SLUG, Scenario, ScenarioError, _Checker, load_scenario, read_document
 from ..simulation import CommandError, validate_command
 from .matchers import check_matcher
@@ -18,10 +20,13 @@ from .matchers import check_matcher
 PAGE_ACTIONS = ("pause", "resume", "speed", "focus", "tab")
 TABS = ("cluster", "traffic", "flows", "kubectl", "why")
 MIN_SPEED, MAX_SPEED = 0.1, 100.0
-LESSON_FIELDS = ("name", "position", "title", "summary", "scenario", "speed", "steps")
+LESSON_FIELDS = ("name", "position", "title", "summary", "scenario", "comparison", "speed", "steps")
 STEP_FIELDS = ("id", "text", "trigger", "actions", "question")
-QUESTION_FIELDS = ("id", "text", "kind", "choices", "unit", "answer", "tolerance", "evidence", "measure", "since",
-                   "explain")
+QUESTION_FIELDS = ("id", "text", "kind", "choices", "items", "unit", "answer", "tolerance", "evidence", "measure",
+                   "since", "explain")
+QUESTION_KINDS = ("choice", "number", "order")
+MIN_ITEMS, MAX_ITEMS = 3, 6  # an order question's events
+ONLY_FOR = {"choices": "choice", "items": "order", "unit": "number", "tolerance": "number", "measure": "number"}
 DRILL_FIELDS = ("name", "position", "title", "brief", "scenario", "speed", "fault", "choices", "answer", "nodes",
                 "explanation", "workloads", "symptoms")
 
@@ -33,13 +38,14 @@ class LessonError(ScenarioError):
 @dataclass(frozen=True)
 class Question:
     id: str
-    kind: str  # "choice" or "number"
-    answer: Any  # a choice id, or a number
+    kind: str  # "choice", "number" or "order"
+    answer: Any  # a choice id, a number, or (order, optional) the item ids in the order the run shows them
     evidence: dict[str, Any]  # matcher: the event that settles the question
     since: str = "step"  # where evidence and measure.to are looked for: from the step's start, or the run's
     choices: tuple[dict[str, Any], ...] = ()  # choice: {id, text, match}
     tolerance: float = 0.0  # number
     measure: dict[str, Any] | None = None  # number: {from: matcher, to: matcher}
+    items: tuple[dict[str, Any], ...] = ()  # order: {id, text, match}; the run orders them by their first match
 
 
 @dataclass(frozen=True)
@@ -74,12 +80,24 @@ class _Catalogued:
 @dataclass(frozen=True)
 class Lesson(_Catalogued):
     document: dict[str, Any]
-    scenario: Scenario
+    scenario: Scenario  # the built-in scenario; a comparison lesson's sides are it with their overrides
     steps: tuple[Step, ...] = field(default=())
+    # a comparison lesson: side a's and side b's scenarios, run on one clock with one seed (simulation.comparison)
+    sides: tuple[Scenario, Scenario] | None = None
 
     @property
     def questions(self) -> list[Question]:
         return [s.question for s in self.steps if s.question is not None]
+
+    @property
+    def comparison(self) -> dict[str, dict[str, Any]] | None:
+        """The overrides of each side ({"a": {...}, "b": {...}}), or None for a lesson of one run."""
+        return self.document.get("comparison")
+
+    @property
+    def side_names(self) -> tuple[str | None, ...]:
+        """The sides whose events the lesson watches: ("a", "b"), or (None,) for a lesson of one run."""
+        return SIDES if self.sides is not None else (None,)
 
 
 @dataclass(frozen=True)
@@ -94,12 +112,22 @@ class Drill(_Catalogued):
         return self.document["answer"]
 
     @property
+    def node(self) -> str | None:
+        """The node the hidden cause concerns, which the class is asked to name: the fault's `node`,
+        or the node it creates; None for a cluster-wide fault (any node the class names counts)."""
+        if self.fault.get("action") == "create-node":
+            return self.fault.get("name")
+        return self.fault.get("node")
+
+    @property
     def public_document(self) -> dict[str, Any]:
         """What may be shown before the reveal: no fault, answer, explanation or symptoms."""
         return {k: v for k, v in self.document.items() if k not in ("fault", "answer", "explanation", "symptoms")}
 
 
 class _DocChecker(_Checker):
+    comparison = False  # a comparison lesson's matchers may name a side
+
     def bitext(self, value: Any, path: str) -> dict[str, str]:
         """A text in both languages: {en, zh}, both non-empty."""
         if not isinstance(value, dict):
@@ -154,7 +182,44 @@ class _DocChecker(_Checker):
         return value
 
     def matcher(self, value: Any, path: str) -> dict[str, Any]:
-        return check_matcher(self, value, path)
+        """An event matcher; in a comparison lesson it may name the `side` (a or b) the event comes from."""
+        if not isinstance(value, dict) or "side" not in value:
+            return check_matcher(self, value, path)
+        side = value["side"]
+        if not self.comparison:
+            self.error(f"{path}.side", "only a comparison lesson (one with comparison: {a: ..., b: ...}) has sides")
+        elif side not in SIDES:
+            self.error(f"{path}.side", f"must be a or b (the comparison's sides), got {side!r}")
+        rest = check_matcher(self, {k: v for k, v in value.items() if k != "side"}, path)
+        return {"side": side, **rest}
+
+    def comparison_sides(self, value: Any, path: str, scenario: Scenario | None) -> tuple[Scenario, Scenario] | None:
+        """`comparison: {a: {overrides}, b: {overrides}}`: both sides' scenarios, each the lesson's scenario with
+        its overrides (the settings `python -m simulation compare` takes); a problem names `comparison.<side>.<key>`."""
+        before = len(self.errors)
+        m = self.mapping(value, path, SIDES)
+        if not isinstance(value, dict):
+            if value is None:
+                self.error(path, "must be a mapping {a: {settings}, b: {settings}} (or leave it out)")
+            return None
+        overrides: dict[str, Any] = {}
+        for side in SIDES:
+            given = m.get(side, {})
+            if not isinstance(given, dict):
+                self.error(f"{path}.{side}", f"must be a mapping of settings to values, e.g. "
+                                             f"{{kubernetesVersion: \"1.31\"}}, got {given!r}")
+                given = {}
+            overrides[side] = given
+        if not any(overrides.values()):
+            self.error(path, "give side a or side b at least one setting to change: the two sides would be one run")
+        if scenario is None or len(self.errors) > before:
+            return None
+        try:
+            return side_scenarios(scenario.document, overrides["a"], overrides["b"])
+        except ScenarioError as exc:
+            for p, message in exc.errors:
+                self.error(f"{path}.{p}", message)
+            return None
 
 
 def _head(source: Any, what: str, fields: tuple[str, ...],
@@ -177,6 +242,12 @@ def _head(source: Any, what: str, fields: tuple[str, ...],
 def load_lesson(source: Any) -> Lesson:
     """Parse and validate a lesson from a dict, YAML/JSON text, or a file path."""
     c, doc, out, scenario = _head(source, "lesson", LESSON_FIELDS, "summary")
+    sides = None
+    if "comparison" in doc:
+        c.comparison = True
+        sides = c.comparison_sides(doc["comparison"], "comparison", scenario)
+        given = doc["comparison"] if isinstance(doc["comparison"], dict) else {}
+        out["comparison"] = {side: copy.deepcopy(given.get(side) or {}) for side in SIDES}
     known_nodes = _scenario_nodes(scenario)
     steps_out: list[dict[str, Any]] = []
     steps: list[Step] = []
@@ -196,7 +267,7 @@ def load_lesson(source: Any) -> Lesson:
                 c.error(f"{path}.trigger.at",
                         f"must not be before an earlier step's trigger ({format_duration(last_at)})")
             last_at = max(last_at, at)
-        commands, page = _actions(c, sm.get("actions"), f"{path}.actions", scenario, known_nodes, s_out)
+        commands, page = _actions(c, sm.get("actions"), f"{path}.actions", sides or (scenario,), known_nodes, s_out)
         question = None
         if sm.get("question") is not None:
             question, q_out = _question(c, sm["question"], f"{path}.question", question_ids)
@@ -207,7 +278,7 @@ def load_lesson(source: Any) -> Lesson:
     if c.errors:
         raise LessonError(c.errors)
     assert scenario is not None
-    return Lesson(document=out, scenario=scenario, steps=tuple(steps))
+    return Lesson(document=out, scenario=scenario, steps=tuple(steps), sides=sides)
 
 
 def _scenario_nodes(scenario: Scenario | None) -> set[str]:
@@ -238,8 +309,9 @@ def _trigger(c: _DocChecker, raw: Any, path: str, scenario: Scenario | None,
     return None, event
 
 
-def _actions(c: _DocChecker, raw: Any, path: str, scenario: Scenario | None, known_nodes: set[str],
+def _actions(c: _DocChecker, raw: Any, path: str, scenarios: tuple[Scenario | None, ...], known_nodes: set[str],
              out: dict[str, Any]) -> tuple[tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
+    """A step's actions; a fault action must fit every side of a comparison (it happens on both)."""
     commands: list[dict[str, Any]] = []
     page: list[dict[str, Any]] = []
     normalised: list[dict[str, Any]] = []
@@ -253,10 +325,12 @@ def _actions(c: _DocChecker, raw: Any, path: str, scenario: Scenario | None, kno
             item = _page_action(c, action, p, known_nodes)
             page.append(item)
         else:
-            if scenario is None:
+            if any(scenario is None for scenario in scenarios):
                 continue
             try:
-                item = validate_command(action, scenario)
+                for scenario in scenarios:
+                    assert scenario is not None  # the ones without a scenario were skipped above
+                    item = validate_command(action, scenario)
             except CommandError as exc:
                 _command_errors(c, p, str(exc), name)
                 continue
@@ -311,8 +385,8 @@ def _question(c: _DocChecker, raw: Any, path: str, seen: set[str]) -> tuple[Ques
     out: dict[str, Any] = {"id": c.slug_id(qm.get("id"), f"{path}.id", seen, "question id"),
                            "text": c.bitext(qm.get("text"), f"{path}.text")}
     kind = qm.get("kind")
-    if kind not in ("choice", "number"):
-        c.error(f"{path}.kind", f"must be choice or number, got {kind!r}")
+    if kind not in QUESTION_KINDS:
+        c.error(f"{path}.kind", f"must be {', '.join(QUESTION_KINDS[:-1])} or {QUESTION_KINDS[-1]}, got {kind!r}")
         return None, out
     out["kind"] = kind
     since = qm.get("since", "step")
@@ -320,27 +394,34 @@ def _question(c: _DocChecker, raw: Any, path: str, seen: set[str]) -> tuple[Ques
         c.error(f"{path}.since",
                 f"must be step (events from the step's start on) or start (the whole run), got {since!r}")
     out["since"] = since
+    for other, owner in ONLY_FOR.items():
+        if other in qm and owner != kind:
+            c.error(f"{path}.{other}", f"only applies to {owner} questions")
+    if kind == "order" and qm.get("evidence") is not None:
+        c.error(f"{path}.evidence", "does not apply to order questions: each item's match dates that item")
     choices: list[dict[str, Any]] = []
+    items: list[dict[str, Any]] = []
     measure = None
+    tolerance = 0.0
+    answer = qm.get("answer")
+    evidence: dict[str, Any] | None
     if kind == "choice":
-        for other in ("unit", "tolerance", "measure"):
-            if other in qm:
-                c.error(f"{path}.{other}", "only applies to number questions")
         choices = _choices(c, qm.get("choices"), f"{path}.choices", with_match=True)
         out["choices"] = choices
-        answer = qm.get("answer")
         ids = [ch["id"] for ch in choices]
         if answer not in ids:
             c.error(f"{path}.answer", f"must be one of the choice ids ({', '.join(map(str, ids))}), got {answer!r}")
         if "evidence" not in qm:
             c.error(f"{path}.evidence", "is required (a matcher for the event that settles the question)")
         evidence = c.matcher(qm.get("evidence"), f"{path}.evidence") if "evidence" in qm else {}
-        tolerance = 0.0
+    elif kind == "order":
+        items = _items(c, qm.get("items"), f"{path}.items")
+        out["items"] = items
+        if answer is not None:
+            answer = _order_answer(c, answer, f"{path}.answer", [it["id"] for it in items])
+        evidence = None  # every item's own match settles it
     else:
-        if "choices" in qm:
-            c.error(f"{path}.choices", "only applies to choice questions")
         out["unit"] = c.string(qm.get("unit"), f"{path}.unit", "")
-        answer = qm.get("answer")
         if isinstance(answer, bool) or not isinstance(answer, (int, float)):
             c.error(f"{path}.answer", f"must be a number, got {answer!r}")
         tolerance = c.number(qm.get("tolerance"), f"{path}.tolerance", 0.0)
@@ -355,9 +436,36 @@ def _question(c: _DocChecker, raw: Any, path: str, seen: set[str]) -> tuple[Ques
     out["answer"] = answer
     out["evidence"] = evidence
     out["explain"] = c.bitext(qm["explain"], f"{path}.explain") if qm.get("explain") is not None else None
-    question = Question(id=out["id"], kind=kind, answer=answer, evidence=evidence, since=since,
-                        choices=tuple(choices), tolerance=tolerance, measure=measure)
+    question = Question(id=out["id"], kind=kind, answer=answer, evidence=evidence or {}, since=since,
+                        choices=tuple(choices), tolerance=tolerance, measure=measure, items=tuple(items))
     return question, out
+
+
+def _items(c: _DocChecker, raw: Any, path: str) -> list[dict[str, Any]]:
+    """An order question's events: 3 to 6, each {id, text, match}."""
+    items = c.listing(raw, path)
+    if items and not MIN_ITEMS <= len(items) <= MAX_ITEMS:
+        c.error(path, f"give {MIN_ITEMS} to {MAX_ITEMS} events to put in order, got {len(items)}")
+    out = []
+    ids: set[str] = set()
+    for k, raw_item in enumerate(items):
+        p = f"{path}[{k}]"
+        im = c.mapping(raw_item, p, ("id", "text", "match"))
+        item: dict[str, Any] = {"id": c.slug_id(im.get("id"), f"{p}.id", ids, "item id"),
+                                "text": c.bitext(im.get("text"), f"{p}.text")}
+        if "match" not in im:
+            c.error(f"{p}.match", "is required (a matcher for the event; its first match in the window dates the item)")
+        item["match"] = c.matcher(im.get("match"), f"{p}.match") if "match" in im else {}
+        out.append(item)
+    return out
+
+
+def _order_answer(c: _DocChecker, raw: Any, path: str, ids: list[str]) -> list[str] | None:
+    """An order question's optional answer: every item id once (the tests check it against the run)."""
+    if not isinstance(raw, list) or sorted(map(str, raw)) != sorted(ids) or len(set(map(str, raw))) != len(raw):
+        c.error(path, f"must list every item id once, in the order the run shows them ({', '.join(ids)}), got {raw!r}")
+        return None
+    return [str(x) for x in raw]
 
 
 def _choices(c: _DocChecker, raw: Any, path: str, *, with_match: bool) -> list[dict[str, Any]]:
@@ -453,6 +561,8 @@ def _drill_fault(c: _DocChecker, raw: Any, scenario: Scenario | None, out: dict[
 
 def _drill_nodes(c: _DocChecker, raw: Any, scenario: Scenario | None, fault: dict[str, Any] | None) -> list[str]:
     known = _scenario_nodes(scenario)
+    if fault and fault.get("action") == "create-node":  # a node the hidden cause itself adds is one to suspect
+        known.add(fault["name"])
     if raw is None:
         return sorted(known, key=_node_order)
     nodes = []

@@ -24,7 +24,8 @@ EVENT_TYPES = ("write", "read", "request-failed", "decision", "transition", "fau
 LANES = ("kubelet-lease", "kubelet-status", "kubelet", "kube-apiserver", "node-lifecycle-controller",
          "taint-eviction-controller", "kube-scheduler", "endpointslice-controller", "replicaset-controller",
          "daemonset-controller", "pod-garbage-collector", "cloud-node-lifecycle-controller", "garbage-collector",
-         "trainer")
+         "statefulset-controller", "persistentvolume-controller", "csi-provisioner", "attachdetach-controller",
+         "csi-attacher", "trainer")
 TRANSITION_KINDS = ("node-ready", "node-condition", "taint-added", "taint-removed", "pod-ready", "pod-phase",
                     "pod-terminating", "pod-deleted", "pod-created", "pod-scheduled", "pod-disruption-target",
                     "endpoint", "zone-state", "node-created", "node-deleted", "node-unschedulable")
@@ -170,9 +171,16 @@ def event_value(event: Any, key: str) -> Any:
     return event.get(key, _MISSING)
 
 
-def matches(matcher: dict[str, Any], event: Any) -> bool:
-    """Whether `event` (a dict or a `simulation.Event`) has every field the matcher names."""
-    return all(_same(want, event_value(event, key)) for key, want in matcher.items())
+def matches(matcher: dict[str, Any], event: Any, side: str | None = None) -> bool:
+    """Whether `event` (a dict or a `simulation.Event`) has every field the matcher names.
+
+    A comparison lesson's matcher may name the `side` (a or b) the event must come from: `side` says which
+    side `event` came from (an event dict of a comparison may carry it as its own `side` field instead)."""
+    for key, want in matcher.items():
+        have = side if key == "side" and side is not None else event_value(event, key)
+        if not _same(want, have):
+            return False
+    return True
 
 
 def _same(want: Any, have: Any) -> bool:

@@ -12,13 +12,12 @@ What it does not do itself: skip the nodes whose outcome is already known. That 
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..apiserver import Actor
 from ..clock import MS, US
-from ..engine import ProcessHandle, Timer
+from ..engine import Process, Timer
 from ..objects import (
     LABEL_EXCLUDE_DISRUPTION,
     LABEL_REGION,
@@ -112,7 +111,7 @@ class NodeLifecycleController:
         self.settled_nodes = settled_nodes
         self.running = False
         self.next_pass_at: int | None = None
-        self._process: ProcessHandle | None = None
+        self._process: Process | None = None
         self._tick_timer: Timer | None = None
         self._no_schedule_queued: set[str] = set()
         self.api.watch("nodes", LANE, self._node_updated)
@@ -140,7 +139,8 @@ class NodeLifecycleController:
     def start(self) -> None:
         self.reset()
         self.running = True
-        self._process = self.ctx.engine.spawn(self._monitor_loop(), "monitorNodeHealth")
+        self._process = Process()
+        self.ctx.engine.sleep(self._process, 0, self._monitor_pass)
         for node in self.api.cache["nodes"].values():
             self._queue_no_schedule(node.metadata.name)
 
@@ -154,19 +154,27 @@ class NodeLifecycleController:
         self.next_pass_at = None
         self._no_schedule_queued.clear()
 
-    def _monitor_loop(self) -> Generator[int, Any, None]:
-        """wait.UntilWithContext(monitorNodeHealth, nodeMonitorPeriod): sliding, from the end of a pass."""
-        while True:
-            self.monitor_node_health()
-            yield PASS_DURATION
-            self.next_pass_at = self.ctx.engine.now + self.cm.node_monitor_period
-            yield self.cm.node_monitor_period
+    def _monitor_pass(self) -> None:
+        """wait.UntilWithContext(monitorNodeHealth, nodeMonitorPeriod): sliding, from the end of a
+        pass (a pass takes PASS_DURATION)."""
+        self.monitor_node_health()
+        assert self._process is not None
+        self.ctx.engine.sleep(self._process, PASS_DURATION, self._pass_done)
+
+    def _pass_done(self) -> None:
+        self.next_pass_at = self.ctx.engine.now + self.cm.node_monitor_period
+        assert self._process is not None
+        self.ctx.engine.sleep(self._process, self.cm.node_monitor_period, self._monitor_pass)
 
     # -- monitorNodeHealth -----------------------------------------------------------------------
 
     def monitor_node_health(self) -> None:
         now = self.ctx.engine.now
-        nodes = self.api.node_names()  # nodeLister.List: the informer cache, in name order
+        # nodeLister.List: the informer cache. The real list has no defined order and a real pass
+        # visits it with 8 parallel workers; walking it one node at a time in name order is this
+        # simulation's choice, so nodes queued in the same pass are tainted in name order here
+        # (the real TimedQueue orders by the time of adding only: rate_limited_queue.go).
+        nodes = self.api.node_names()
         shortcuts = self.shortcuts
         shortcuts.start_pass(now)  # shortcut: the steady nodes with news get their look first
         visits = self._visits(shortcuts.nodes_to_visit(nodes))  # shortcut: the steady nodes are skipped

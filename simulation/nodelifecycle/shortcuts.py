@@ -16,7 +16,7 @@ visible since the last pass (the API server's change log: noted, see `_sweep`), 
 just became steady, or its probe timestamp is older than the grace period (deadline
 batches). For every other steady node the full path would change nothing and find
 Ready=True; its pass record is derived when asked (`pass_record`). Anything else goes
-through the full path, in name order as before.
+through the full path, in name order as before (the simulation's order, see `monitor_node_health`).
 
 Settled nodes: a node already marked Unknown whose Node object, health record and Lease are
 all unchanged since the last pass gets that pass's verdict again, without rebuilding its

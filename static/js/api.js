@@ -73,11 +73,53 @@ export const getEvents = (id, after, types, { nodes = false } = {}) =>
 export const sendCommand = (id, token, command) =>
   request("POST", `/api/runs/${encodeURIComponent(id)}/commands`, { body: command, token });
 
-/** The page link a run's control token opens: the token rides in the fragment only. */
-export function controlLink(id, token) {
-  return `${location.origin}/runs/${encodeURIComponent(id)}/#control=${encodeURIComponent(token)}`;
+/** A lesson's or drill's report (the trainer's: it needs the control token). */
+export const getReport = (id, token) => request("GET", `/api/runs/${encodeURIComponent(id)}/report`, { token });
+
+/** Saves the report as a file: fetched with the token (a plain link cannot carry it), then handed to the browser. */
+export async function downloadReport(id, token, format) {
+  const response = await fetch(`/api/runs/${encodeURIComponent(id)}/report?format=${format}`, {
+    headers: { Authorization: `Bearer ${token}` }, credentials: "omit",
+  });
+  if (!response.ok) throw new ApiError(response.status, response.statusText);
+  const url = URL.createObjectURL(await response.blob());
+  const link = Object.assign(document.createElement("a"), { href: url, download: `run-${id}-report.${format}` });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** Where the room reaches this site: the site's public address (the laptop's on the room's network, though this
+ *  browser may have opened 127.0.0.1), else this page's own origin. */
+export function siteOrigin() {
+  return document.querySelector('meta[name="heartbeat-origin"]')?.content || location.origin;
+}
+
+/** The page link a run's control token opens: the token rides in the fragment only. `origin`: this page's own
+ *  to stay on it, the site's public one (the default) for a link to hand on. */
+export function controlLink(id, token, origin = siteOrigin()) {
+  return `${origin}/runs/${encodeURIComponent(id)}/#control=${encodeURIComponent(token)}`;
+}
+
+/** A comparison (docs/architecture.md §6.9): both runs and the latest strip of differences. */
+export const getComparison = (id) => request("GET", `/api/comparisons/${encodeURIComponent(id)}`);
+
+/** A comparison of a scenario (`{scenario: name}`): each side's settings in `a` and `b` (docs/architecture.md §6.9). */
+export const createComparison = (source, a, b) => request("POST", "/api/comparisons", { body: { ...source, a, b } });
+
+/** A command for both sides of a comparison, applied at one virtual instant. */
+export const sendComparisonCommand = (id, token, command) =>
+  request("POST", `/api/comparisons/${encodeURIComponent(id)}/commands`, { body: command, token });
+
+/** A recipe link of a comparison: it plays both sides again (`/r/<id>`). */
+export const takeComparisonRecipe = (id, token) =>
+  request("POST", `/api/comparisons/${encodeURIComponent(id)}/recipe`, { token });
+
+export function comparisonLink(id) {
+  return `${siteOrigin()}/compare/${encodeURIComponent(id)}/`;
 }
 
 export function viewerLink(id) {
-  return `${location.origin}/runs/${encodeURIComponent(id)}/`;
+  return `${siteOrigin()}/runs/${encodeURIComponent(id)}/`;
 }

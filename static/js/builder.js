@@ -455,7 +455,7 @@ async function startRun(button) {
   button.textContent = t("builder.starting");
   try {
     const run = await createRun({ document: saved.document });
-    location.assign(controlLink(run.id, run.control_token));
+    location.assign(controlLink(run.id, run.control_token, location.origin));
   } catch (error) {
     document.getElementById("save-status").textContent = t("builder.start-failed", { message: error.message });
     button.disabled = false;

@@ -21,6 +21,7 @@ import {
 import { leaseAge, leaseLevel, wholeLeaseAge } from "./lease-age.js";
 import { countdownAt, formatCountdown } from "./time.js";
 import { fillZoneHead } from "./zone-head.js";
+import { forceDetachOf, nodeVolumes, podWait, waitingReason } from "./volumes.js";
 
 const PRESSURE = ["MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"];
 export const COMPACT_FROM = 25;
@@ -46,6 +47,24 @@ function podState(pod) {
   if (isTerminating(pod)) return "Terminating";
   if (pod.status?.phase !== "Running") return pod.status?.phase ?? "Pending";
   return podReady(pod) === "True" ? "Ready" : "NotReady";
+}
+
+/** What a pod's state line says: kubectl's waiting reason (ContainerCreating) for a pending pod on a node. */
+function podStateText(pod, state, t) {
+  const waiting = state === "Pending" && pod.spec?.nodeName ? waitingReason(pod) : null;
+  return waiting ? t(`pod-state.${waiting}`, {}, waiting) : t(`pod-state.${state}`);
+}
+
+/** The sentence of volumes.js podWait: why the pod is stuck. */
+function waitText(wait, t) {
+  switch (wait.kind) {
+    case "unconfirmed":
+      return t(wait.statefulSet ? "pod-why.unconfirmed-sts" : "pod-why.unconfirmed", { node: wait.node });
+    case "volume-elsewhere":
+      return t("pod-why.volume-elsewhere", { claim: wait.claim, node: wait.nodes.join(", ") });
+    default:
+      return t(`pod-why.${wait.kind}`, { claim: wait.claim ?? "" });
+  }
 }
 
 export class ClusterView {
@@ -162,6 +181,11 @@ export class ClusterView {
 
   invalidate() {
     this.full = true;
+  }
+
+  /** Marks every node's card as possibly changed (a volume moved: a pod elsewhere may wait on it). */
+  touchAll() {
+    for (const name of this.cards.keys()) this.dirty.add(name);
   }
 
   /** True when the next render rebuilds the whole view (the page calls render then). */
@@ -503,9 +527,25 @@ export class ClusterView {
   /** What a card shows apart from the moving bars (a Lease renewal moves only the bar). */
   #signature(kind, node, pods, faults) {
     const evictions = pods.map((p) => this.controllers.evictions.get(podKey(p))?.fireAt ?? "");
+    const volumes = kind === "card" ? this.#volumes(node) : null;
     return JSON.stringify([kind, node.metadata?.resourceVersion, node.spec, node.status?.conditions,
       pods.map((p) => [nameOf(p), p.metadata?.resourceVersion, podReady(p), isTerminating(p), p.status?.phase]),
-      faults, evictions]);
+      faults, evictions, volumes, volumes && pods.map((p) => podWait(this.store, p))]);
+  }
+
+  /** A full card's volumes (none on a run without them: nothing is looked up there). */
+  #volumes(node) {
+    if (!this.volumesOn) return null;
+    const name = nameOf(node);
+    return nodeVolumes(this.store, name)
+      .map((v) => ({ ...v, detach: forceDetachOf(this.store, this.controllers, v.pv, name) }));
+  }
+
+  /** A run with StatefulSets and volumes: cards show each node's volumes and why a pod waits. */
+  setVolumes(on) {
+    if (this.volumesOn === on) return;
+    this.volumesOn = on;
+    this.full = true;
   }
 
   /** Builds (or rebuilds, when stale) the card's element. */
@@ -547,6 +587,7 @@ export class ClusterView {
 
   #fillCard(card) {
     const { name, node, pods, faults, kind } = card;
+    card.volumeItems = [];
     const status = nodeStatus(node);
     const article = card.el;
     const full = kind === "card";
@@ -582,7 +623,10 @@ export class ClusterView {
       meta.append(card.statusPost);
       const chipBox = el("div", "chips");
       chipBox.append(...chips);
-      article.replaceChildren(head, bar, meta, chipBox, list);
+      const parts = [head, bar, meta, chipBox];
+      const volumes = this.#volumes(node);
+      if (volumes?.length) parts.push(this.#volumeBox(card, volumes));
+      article.replaceChildren(...parts, list);
     } else {
       card.statusPost = null;
       const parts = [title, badge, bar, list];
@@ -603,6 +647,44 @@ export class ClusterView {
     card.shown = {};
   }
 
+  /**
+   * The node's volumes, one chip each: its claim, attached and in use as the Node status and the
+   * VolumeAttachments say, and the force-detach countdown while the controller waits.
+   */
+  #volumeBox(card, volumes) {
+    const box = el("div", "volumes");
+    box.dataset.role = "volumes";
+    const stale = !["True", "False"].includes(readyOf(card.node)); // Unknown: its kubelet stopped posting
+    const title = el("span", "vol-title", this.t("cluster.volumes"));
+    title.title = this.t("volume.chip-title");
+    box.append(title);
+    for (const v of volumes) {
+      const chip = el("span", "volume");
+      chip.dataset.pv = v.pv;
+      chip.dataset.claim = v.claim;
+      chip.dataset.attached = String(v.attached);
+      chip.dataset.inUse = String(v.inUse);
+      const name = el("span", "vol-name", v.claim);
+      name.translate = false;
+      name.title = v.pv;
+      const states = [];
+      if (v.attached) states.push(this.t("volume-state.attached"));
+      else if (v.attaching) states.push(this.t("volume-state.attaching"));
+      // a node not Ready: volumesInUse is what its kubelet last posted, not news
+      if (v.inUse) states.push(this.t(stale ? "volume-state.in-use-stale" : "volume-state.in-use"));
+      if (v.detaching) states.push(this.t("volume-state.detaching"));
+      chip.append(name, el("span", "vol-state", states.join(" · ")));
+      const item = { chip, detach: v.detach, countdown: null, shown: {} };
+      if (v.detach) {
+        Object.assign(item, countdownBar("force-detach", "vol-countdown"));
+        chip.append(item.countdown);
+      }
+      card.volumeItems.push(item);
+      box.append(chip);
+    }
+    return box;
+  }
+
   #podItem(pod, node, small) {
     const key = podKey(pod);
     const li = el("li", "pod");
@@ -619,14 +701,23 @@ export class ClusterView {
     if (!small) {
       const name = el("span", "pod-name", nameOf(pod));
       name.translate = false;
-      const countdown = el("span", "countdown");
-      countdown.dataset.role = "eviction";
+      const { countdown, fill, text } = countdownBar("eviction");
       countdown.hidden = true;
-      const fill = el("span", "fill live-text countdown-text");
-      const text = el("span", "label");
-      fill.append(text);
-      countdown.append(fill);
-      li.append(name, el("span", "pod-state", this.t(`pod-state.${state}`)), countdown);
+      li.append(name, el("span", "pod-state", podStateText(pod, state, this.t)), countdown);
+      const wait = this.volumesOn ? podWait(this.store, pod) : null;
+      if (wait) {
+        const why = el("span", `pod-why why-${wait.kind}`, waitText(wait, this.t));
+        why.dataset.role = "pod-why";
+        why.dataset.kind = wait.kind;
+        li.append(why);
+        if (wait.multiAttach) {
+          const chip = el("span", "chip multi-attach", "Multi-Attach error");
+          chip.translate = false;
+          chip.dataset.role = "multi-attach";
+          li.append(chip);
+        }
+        li.title += ` · ${why.textContent}`;
+      }
       Object.assign(item, { countdown, fill, text, shown: {} });
     }
     return item;
@@ -702,10 +793,22 @@ export class ClusterView {
         setText(card.statusPost, text, shown, "post");
       }
     }
+    for (const v of card.volumeItems) if (v.countdown) this.#detachCountdown(v, now);
     if (card.mayEvict || shown.evicting) {
       let any = false;
       for (const item of card.items) any = this.#countdown(item, now, card.mayEvict) || any;
       shown.evicting = any;
+    }
+  }
+
+  /** A volume's force-detach countdown (maxWaitForUnmountDuration), like an eviction's. */
+  #detachCountdown(item, now) {
+    const { left, share, shown } = countdownAt(item.detach, now, CARD_STEPS);
+    setShare(item.fill, share, item.shown);
+    if (item.shown.left !== shown) {
+      item.shown.left = shown;
+      item.countdown.dataset.left = left.toFixed(0);
+      writeText(item.text, this.t("cluster.force-detach-in", { left: formatCountdown(shown) }));
     }
   }
 
@@ -729,6 +832,17 @@ export class ClusterView {
     }
     return true;
   }
+}
+
+/** A countdown bar (its fill holds the text, as the Lease bar's): {countdown, fill, text}. */
+function countdownBar(role, cls = "") {
+  const countdown = el("span", `countdown ${cls}`.trim());
+  countdown.dataset.role = role;
+  const fill = el("span", "fill live-text countdown-text");
+  const text = el("span", "label");
+  fill.append(text);
+  countdown.append(fill);
+  return { countdown, fill, text };
 }
 
 /** The chips of a node, as data: pressure and not-Ready conditions, then taints. */
@@ -759,6 +873,7 @@ function release(card) {
   card.el = null;
   card.bar = card.fill = card.text = card.statusPost = null;
   card.items = [];
+  card.volumeItems = [];
 }
 
 /** Sets a bar's fraction (the width of its fill's background) when it changed. */

@@ -9,8 +9,9 @@ const LARGE = 100_000; // characters: a message this long is parsed by the worke
 const PART_PREFIX = '{"type":"part",';
 const TRY_AGAIN = 4503; // close code: reconnect with ?after= (docs/websocket-protocol.md)
 // The messages of a lesson or drill run (docs/websocket-protocol.md), each to its handler.
-const LESSON_HANDLERS = { lesson: "onLesson", step: "onStep", question: "onQuestion", tally: "onTally",
-  reveal: "onReveal", "answer-ack": "onAnswerAck", follow: "onFollow" };
+const LESSON_HANDLERS = { lesson: "onLesson", step: "onStep", "fast-forward": "onFastForward", question: "onQuestion",
+  tally: "onTally",
+  reveal: "onReveal", "answer-ack": "onAnswerAck", follow: "onFollow", comparison: "onComparison" };
 
 // Events a frame handler gets at once: a larger frame (a 5,000-node outage's second) is handed
 // over in consecutive pieces, a task each, so that applying it is no long task either.
@@ -43,7 +44,7 @@ export function framePieces(msg) {
 
 export class RunConnection {
   /** `handlers`: onSnapshot, onFrame, onPresence, onStatus, onError, onState, onClock, onDetail, and
-   *  for lessons and drills onLesson, onStep, onQuestion, onTally, onReveal, onAnswerAck. */
+   *  for lessons and drills onLesson, onStep, onFastForward, onQuestion, onTally, onReveal, onAnswerAck. */
   /** `ready`: a promise; messages wait for it (the page's panels being built) while the socket
    *  already receives them and the worker parses the large ones. */
   constructor(path, { lastSeq, ready = null, ...handlers }) {

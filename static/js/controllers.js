@@ -19,6 +19,15 @@ export const FAULT_REVERSE = {
   shutdown: "power-on",
   cordon: "uncordon",
   "zone-outage": "zone-heal",
+  "taint-out-of-service": "untaint-out-of-service",
+};
+// The attach/detach controller's decision rules (simulation/attachdetach.py): which wait for
+// maxWaitForUnmountDuration, and which detach (and how the volume came free).
+const ATTACH_DETACH = new Set(["attachdetach-controller"]);
+const DETACH_RULES = {
+  "attachdetach.detach": "safe",
+  "attachdetach.force-detach-out-of-service": "out-of-service",
+  "attachdetach.force-detach-timeout": "timeout",
 };
 const UNDOES = Object.fromEntries(Object.entries(FAULT_REVERSE).map(([a, b]) => [b, a]));
 
@@ -44,6 +53,16 @@ export class ControllerState {
     this.activeFaults = new Map(); // node or zone or "" -> Set of actions in force
     this.lastPass = new Map(); // node -> {t, record, decisions} of the NLC's latest monitor pass
     this.passBuffer = new Map(); // node -> decisions of the pass in progress
+    // The attach/detach controller: force-detach countdowns ("pv@node" -> {scheduledAt, fireAt}) and
+    // how each volume last left a node (pv -> "safe" | "out-of-service" | "timeout").
+    this.detaches = new Map();
+    for (const a of snapshot?.storage?.attachDetach?.attached ?? []) {
+      // a wait running when the snapshot was taken (simulation/attachdetach.py describe)
+      if (a.mountedByNode && typeof a.forceDetachAt === "number") {
+        this.detaches.set(`${a.persistentVolume}@${a.node}`, { scheduledAt: a.detachRequestedAt, fireAt: a.forceDetachAt });
+      }
+    }
+    this.detached = new Map();
     this.version = (this.version ?? 0) + 1;
     this.zonesVersion = (this.zonesVersion ?? 0) + 1; // bumps when a zone's state or limiter may have changed
   }
@@ -85,6 +104,7 @@ export class ControllerState {
         this.zonesVersion++;
       }
     }
+    if (ATTACH_DETACH.has(event.component)) this.#attachDetach(event);
     if (event.component === "taint-eviction-controller" && event.pod) {
       const key = podKey(event.pod);
       const fireAt = pick(inputs, "fireAt", "fire_at");
@@ -96,6 +116,42 @@ export class ControllerState {
         this.evictions.set(key, { node: event.node, scheduledAt, fireAt });
       }
     }
+  }
+
+  /**
+   * The attach/detach controller's decisions about a volume on a node: the wait for
+   * maxWaitForUnmountDuration starts a countdown, a detach ends it and says which way it went.
+   */
+  #attachDetach(event) {
+    const inputs = event.inputs ?? {};
+    const pv = pick(inputs, "persistentVolume");
+    const node = event.node;
+    if (!pv || !node) return;
+    const key = `${pv}@${node}`;
+    const rule = String(event.rule ?? "");
+    const how = DETACH_RULES[rule];
+    if (how) {
+      this.detaches.delete(key);
+      this.detached.set(pv, how);
+      return;
+    }
+    // The wait for the kubelet to unmount: a countdown where the timeout may force the detach
+    // (--disable-force-detach-on-timeout not set; the pages show it while the node is not Ready).
+    if (rule === "attachdetach.wait-unmount" && !inputs.disableForceDetachOnTimeout) {
+      const since = pick(inputs, "detachRequestedAt") ?? event.t;
+      const fireAt = pick(inputs, "forceDetachAt") ?? since + (pick(inputs, "maxWaitForUnmountDuration") ?? 360);
+      this.detaches.set(key, { scheduledAt: since, fireAt });
+    }
+  }
+
+  /** The force-detach countdown of a volume on a node, or null (volumes.js forceDetachOf reads it). */
+  detachOf(pv, node) {
+    return this.detaches.get(`${pv}@${node}`) ?? null;
+  }
+
+  /** How the volume last left a node, as the page saw it ("safe", "out-of-service", "timeout"), or null. */
+  detachedHow(pv) {
+    return this.detached.get(pv) ?? null;
   }
 
   /** The pass summary carries every node's health record and every zone's limiter state. */

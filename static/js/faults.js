@@ -1,6 +1,6 @@
 // The trainer's fault buttons (control mode only): every action of the simulation's fault
-// vocabulary, grouped by what it targets — the node picked on the cluster view, its zone, or
-// the whole cluster — with the parameters each action needs.
+// vocabulary, grouped by what it targets — the node picked on the cluster view, the pod picked
+// there, the node's zone, or the whole cluster — with the parameters each action needs.
 
 // scope: what the action targets; params: extra fields the command carries.
 export const FAULT_SPECS = {
@@ -22,6 +22,11 @@ export const FAULT_SPECS = {
   cordon: { scope: "node" },
   uncordon: { scope: "node" },
   "delete-node": { scope: "node" },
+  // kubectl taint nodes <node> node.kubernetes.io/out-of-service=nodeshutdown:NoExecute
+  "taint-out-of-service": { scope: "node" },
+  "untaint-out-of-service": { scope: "node" },
+  // kubectl delete pod <pod> --grace-period=0 --force
+  "force-delete-pod": { scope: "pod" },
   "zone-outage": { scope: "zone" },
   "zone-heal": { scope: "zone" },
   "slow-apiserver": { scope: "cluster", params: ["latency", "node?"] },
@@ -47,6 +52,7 @@ export function buildCommand(action, ctx) {
   const cmd = { action };
   if (spec.scope === "node") cmd.node = ctx.node;
   if (spec.scope === "zone") cmd.zone = ctx.zone;
+  if (spec.scope === "pod") cmd.pod = String(ctx.pod ?? "").split("/").pop(); // a pod of the default namespace
   for (const p of spec.params ?? []) {
     if (p === "resource") cmd.resource = ctx.resource || "memory";
     if (p === "latency" && ctx.latency) cmd.latency = ctx.latency;
@@ -73,11 +79,12 @@ export class FaultPanel {
     this.t = t;
     this.getContext = getContext;
     this.send = send;
-    const groups = { node: [], zone: [], cluster: [] };
+    const groups = { node: [], pod: [], zone: [], cluster: [] };
     for (const action of actions) groups[scopeOf(action)].push(action);
     root.replaceChildren();
     this.targets = {};
-    for (const scope of ["node", "zone", "cluster"]) {
+    this.podButtons = [];
+    for (const scope of ["node", "pod", "zone", "cluster"]) {
       if (!groups[scope].length) continue;
       const section = el("section", `fault-group scope-${scope}`);
       const title = el("h3", "fault-title");
@@ -93,11 +100,17 @@ export class FaultPanel {
         b.dataset.fault = action;
         b.dataset.scope = scope;
         b.addEventListener("click", () => this.send(buildCommand(action, this.getContext())));
+        if (scope === "pod") {
+          b.disabled = true; // until a pod is picked on the cluster view
+          b.title = this.t("faults.pick-pod");
+          this.podButtons.push(b);
+        }
         buttons.append(b);
       }
       section.append(buttons);
       root.append(section);
     }
+    if (this.targets.pod) this.targets.pod.textContent = "—";
     root.append(this.#options());
   }
 
@@ -126,10 +139,17 @@ export class FaultPanel {
     return box;
   }
 
-  /** Shows which node and zone the buttons act on (the node picked on the cluster view). */
-  setTarget({ node, zone }) {
-    if (this.targets.node) this.targets.node.textContent = node ?? "—";
-    if (this.targets.zone) this.targets.zone.textContent = zone || "—";
+  /** Shows which node, zone and pod the buttons act on (what was picked on the cluster view). */
+  setTarget(target) {
+    if ("node" in target && this.targets.node) this.targets.node.textContent = target.node ?? "—";
+    if ("zone" in target && this.targets.zone) this.targets.zone.textContent = target.zone || "—";
+    if ("pod" in target) {
+      if (this.targets.pod) this.targets.pod.textContent = target.pod ? target.pod.split("/").pop() : "—";
+      for (const b of this.podButtons) {
+        b.disabled = !target.pod;
+        b.title = target.pod ? "" : this.t("faults.pick-pod");
+      }
+    }
   }
 
   options() {

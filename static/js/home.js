@@ -1,9 +1,10 @@
 // Home page and scenario links: start a run of a lesson, a drill or a scenario through the REST
 // API, then go to its page with the control token in the URL fragment (never in a query string,
 // so it is in no server log).
-import { controlLink, createRun, savedScenarios, viewerLink } from "./api.js";
+import { comparisonLink, controlLink, createComparison, createRun, savedScenarios, viewerLink } from "./api.js";
 import { copyText } from "./clipboard.js";
 import { makeTranslator, readJson } from "./i18n.js";
+import { readProgress } from "./progress.js";
 
 const config = readJson("page-config") ?? { strings: {} };
 const t = makeTranslator(config.strings);
@@ -16,7 +17,8 @@ function toast(text) {
   setTimeout(() => item.remove(), 6000);
 }
 
-/** `source`: what the run is of, `{lesson: name}`, `{drill: name}`, `{scenario: name}` or `{recipe: id}`. */
+/** `source`: what the run is of, `{lesson: name}`, `{drill: name}`, `{scenario: name}` or `{recipe: id}`;
+ *  `mode`: "live" (the session dialog), "private" (its control page), "solo" (the learner's page, lesson.js). */
 async function start(source, mode, button) {
   const label = button?.textContent;
   if (button) {
@@ -25,15 +27,21 @@ async function start(source, mode, button) {
   }
   try {
     const run = await createRun(source);
-    const control = controlLink(run.id, run.control_token);
+    // a comparison lesson starts a comparison (docs/lessons.md): its page shows both sides on one clock
+    const compared = Boolean(run.comparison);
+    const control = compared ? `${comparisonLink(run.id)}#control=${encodeURIComponent(run.control_token)}`
+      : controlLink(run.id, run.control_token);
     if (mode === "live") {
       const dialog = document.getElementById("session-dialog");
       dialog.querySelector("#control-link").value = control;
-      dialog.querySelector("#viewer-link").value = viewerLink(run.id);
+      dialog.querySelector("#viewer-link").value = compared ? comparisonLink(run.id) : viewerLink(run.id);
       dialog.querySelector("#open-control").href = control;
       dialog.showModal();
     } else {
-      location.assign(control);
+      const own = compared  // stays on this page's origin
+        ? `${location.origin}/compare/${encodeURIComponent(run.id)}/#control=${encodeURIComponent(run.control_token)}`
+        : controlLink(run.id, run.control_token, location.origin);
+      location.assign(mode === "solo" ? `${own}&solo=1` : own);
     }
   } catch (e) {
     toast(t("home.failed", { message: e.message }));
@@ -55,6 +63,21 @@ function sourceOf(data) {
 
 for (const button of document.querySelectorAll("[data-start]")) {
   button.addEventListener("click", () => start(sourceOf(button.dataset), button.dataset.start, button));
+}
+
+/** "Compare 1.31 with 1.33": the scenario twice on one clock, opened as its trainer (the token in the fragment). */
+for (const button of document.querySelectorAll("[data-compare]")) {
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      const made = await createComparison({ scenario: button.dataset.compare }, { kubernetesVersion: "1.31" },
+        { kubernetesVersion: "1.33" });
+      location.assign(`${location.origin}/compare/${made.id}/#control=${encodeURIComponent(made.control_token)}`);
+    } catch (e) {
+      toast(t("home.failed", { message: e.message }));
+      button.disabled = false;
+    }
+  });
 }
 
 document.getElementById("copy-viewer-link")?.addEventListener("click", () => {
@@ -85,6 +108,25 @@ function listSaved() {
 }
 
 listSaved();
+
+/** The lesson path and the drills: which this browser finished alone, with the best score (progress.js). */
+function showProgress() {
+  for (const kind of ["lesson", "drill"]) {
+    const done = readProgress(kind);
+    for (const card of document.querySelectorAll(`.${kind}-card[data-${kind}]`)) {
+      const entry = done[card.dataset[kind]];
+      const badge = card.querySelector(".progress-badge");
+      if (!badge || !entry?.finished) continue;
+      Object.assign(badge.dataset, { score: String(entry.score), of: String(entry.of) });
+      badge.querySelector(".progress-text").textContent = t("home.finished", { score: entry.score, of: entry.of });
+      badge.classList.toggle("perfect", entry.score === entry.of);
+      badge.hidden = false;
+      card.classList.add("finished");
+    }
+  }
+}
+
+showProgress();
 
 // A scenario link starts its private run as soon as it is opened.
 const pending = document.getElementById("scenario-status");

@@ -1,5 +1,8 @@
 // A terminal-looking panel that prints what kubectl would print now, from the live store.
-import { describeNode, getEndpointSlices, getNodes, getPodsWide, leaseYaml } from "./kubectl/printers.js";
+import {
+  describeNode, getEndpointSlices, getNodes, getPersistentVolumeClaims, getPersistentVolumes, getPodsWide,
+  getStatefulSets, getVolumeAttachments, leaseYaml, listYaml,
+} from "./kubectl/printers.js";
 
 export const COMMANDS = {
   "get-nodes": () => "kubectl get nodes",
@@ -7,6 +10,25 @@ export const COMMANDS = {
   "get-lease": (node) => `kubectl get lease -n kube-node-lease ${node} -o yaml`,
   "get-pods": () => "kubectl get pods -o wide",
   "get-endpointslices": () => "kubectl get endpointslices",
+  // A run with a StatefulSet has these objects (docs/websocket-protocol.md); any other prints "No resources found".
+  "get-statefulsets": () => "kubectl get statefulsets -o wide",
+  "get-pvc": () => "kubectl get pvc",
+  "get-pv": () => "kubectl get pv",
+  "get-volumeattachments": () => "kubectl get volumeattachments",
+  "get-statefulsets-yaml": () => "kubectl get statefulsets -o yaml",
+  "get-pvc-yaml": () => "kubectl get pvc -o yaml",
+  "get-pv-yaml": () => "kubectl get pv -o yaml",
+  "get-volumeattachments-yaml": () => "kubectl get volumeattachments -o yaml",
+};
+
+// -o yaml of the storage resources: the store's list, its objects' apiVersion and kind, the namespace kubectl reads
+// (null: cluster-scoped).
+const YAML_LISTS = {
+  "get-statefulsets-yaml": ["statefulsets", { apiVersion: "apps/v1", kind: "StatefulSet" }, "default"],
+  "get-pvc-yaml": ["persistentvolumeclaims", { apiVersion: "v1", kind: "PersistentVolumeClaim" }, "default"],
+  "get-pv-yaml": ["persistentvolumes", { apiVersion: "v1", kind: "PersistentVolume" }, null],
+  "get-volumeattachments-yaml": ["volumeattachments", { apiVersion: "storage.k8s.io/v1", kind: "VolumeAttachment" },
+    null],
 };
 
 /** The text of one kubectl command against the store at virtual time `nowMs`. */
@@ -23,8 +45,19 @@ export function kubectlOutput(command, store, node, nowMs) {
       return getPodsWide(store.list("pods"), nowMs);
     case "get-endpointslices":
       return getEndpointSlices(store.list("endpointslices"), nowMs);
-    default:
-      return "";
+    case "get-statefulsets":
+      return getStatefulSets(store.list("statefulsets"), nowMs, { wide: true });
+    case "get-pvc":
+      return getPersistentVolumeClaims(store.list("persistentvolumeclaims"), nowMs);
+    case "get-pv":
+      return getPersistentVolumes(store.list("persistentvolumes"), nowMs);
+    case "get-volumeattachments":
+      return getVolumeAttachments(store.list("volumeattachments"), nowMs);
+    default: {
+      if (!(command in YAML_LISTS)) return "";
+      const [resource, kind, namespace] = YAML_LISTS[command];
+      return listYaml(store.list(resource), kind, namespace);
+    }
   }
 }
 

@@ -15,7 +15,7 @@ async function seeIt(button) {
   error.hidden = true;
   try {
     const run = await startRun(speed ? { [see]: name, speed: Number(speed) } : { [see]: name });
-    location.assign(controlLink(run.id, run.control_token));
+    location.assign(controlLink(run.id, run.control_token, location.origin));
   } catch (e) {
     error.textContent = t("home.failed", { message: e.message });
     error.hidden = false;

@@ -1,6 +1,7 @@
 // "Your own kubectl": the line to paste for this run's Kubernetes API (docs/kubectl.md). The viewer line watches
 // the nodes; on a trainer's page a closed section holds the line that writes with the control token.
 
+import { siteOrigin } from "./api.js";
 import { copyText } from "./clipboard.js";
 
 /** The server URL of the run's API; `token` goes into it over plain HTTP, where kubectl sends no --token. */
@@ -25,7 +26,7 @@ function show() {
   const box = document.getElementById("own-kubectl");
   const config = JSON.parse(document.getElementById("run-config")?.textContent ?? "{}");
   if (!box || !config.run) return;
-  const lines = kubectlLines(location.origin, config.run, controlToken(config.run));
+  const lines = kubectlLines(siteOrigin(), config.run, controlToken(config.run));
   box.querySelector("[data-line=watch]").textContent = lines.watch;
   box.querySelector("a[data-kubeconfig]").href = `/api/runs/${config.run}/kubeconfig`;
   const control = box.querySelector("[data-line=control]");

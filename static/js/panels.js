@@ -61,6 +61,7 @@ export class PanelTabs {
     });
     tablist.addEventListener("keydown", (e) => this.#arrow(e));
     this.#apply();
+    grid.classList.add("tabbed"); // css/small-screens.css: the first paint's choice of panel gives way to the tabs'
   }
 
   /** False while the cluster panel is not on the screen (a phone showing another tab). */

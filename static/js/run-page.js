@@ -6,18 +6,22 @@ import { ControllerState } from "./controllers.js";
 import { ClusterView } from "./cluster-view.js";
 import { nextTask, setText } from "./dom.js";
 import { FrameScheduler } from "./frames.js";
-import { getEvents, getRun, parseDuration, sendCommand, viewerLink } from "./api.js";
+import {
+  downloadReport, getEvents, getReport, getRun, parseDuration, sendCommand, viewerLink,
+} from "./api.js";
 import { FaultPanel } from "./faults.js";
 import { EventHistory } from "./history.js";
 import { ArchitectureDiagram } from "./flows/architecture.js";
 import { EvictionFlow } from "./flows/eviction.js";
 import { HealthFlowchart } from "./flows/health.js";
+import { VolumeFlow } from "./flows/volume.js";
 import { makeTranslator, readJson } from "./i18n.js";
 import { nameOf, naturalCompare, readyOf, zoneOf } from "./k8s.js";
 import { KubectlPanel } from "./kubectl-panel.js";
 import { Classroom } from "./lesson.js";
 import { NodeAnnouncer } from "./announcer.js";
-import { PanelTabs } from "./panels.js";
+import { NARROW, PanelTabs } from "./panels.js";
+import { VOLUME_DECIDERS } from "./sequence/model.js";
 import { SequenceView } from "./sequence/view.js";
 import { ZoneTraffic } from "./sequence/zone-traffic.js";
 import { loadOnIntent, renderStatic, sequenceToMermaid } from "./static-diagrams.js";
@@ -25,6 +29,7 @@ import { ObjectStore } from "./store.js";
 import { formatOffset, formatUtc, VirtualClock } from "./time.js";
 import { Timeline } from "./timeline.js";
 import { renderWhy } from "./why.js";
+import { claimsOf, hasVolumes, isVolumeEvent, volumeState } from "./volumes.js";
 import { Follow } from "./follow.js";
 
 // Events kept for the sequence diagram's scroll-back (rebuilt on refocus) and explanations:
@@ -34,15 +39,22 @@ const LOG_MAX = 6000;
 const LOG_TRIM = 1000;
 const HISTORY_PAGES = 10; // pages of 5,000 events read back for a page opened mid-run
 
-/** Takes the control token out of the fragment (so it never shows on a projector) into this tab. */
+/**
+ * Takes the control token out of the fragment (so it never shows on a projector) into this tab,
+ * with `solo=1` ("Try alone": the learner's page, lesson.js), which stays with it across reloads.
+ */
 function takeControlToken(runId) {
   const key = `heartbeat-control-${runId}`;
+  const soloKey = `heartbeat-solo-${runId}`;
   const match = location.hash.match(/control=([^&]+)/);
   if (match) {
     sessionStorage.setItem(key, decodeURIComponent(match[1]));
+    if (/[#&]solo=1(&|$)/.test(location.hash)) sessionStorage.setItem(soloKey, "1");
+    else sessionStorage.removeItem(soloKey);
     history.replaceState(null, "", location.pathname + location.search);
   }
-  return sessionStorage.getItem(key);
+  const token = sessionStorage.getItem(key);
+  return { token, solo: Boolean(token) && sessionStorage.getItem(soloKey) === "1" };
 }
 
 class RunPage {
@@ -50,9 +62,10 @@ class RunPage {
     this.config = config;
     this.t = makeTranslator(config.strings);
     this.lang = config.lang;
-    this.token = takeControlToken(config.run);
+    ({ token: this.token, solo: this.solo } = takeControlToken(config.run));
     this.control = Boolean(this.token);
     document.body.dataset.mode = this.control ? "control" : "viewer";
+    if (this.solo) document.body.dataset.solo = "true";
     this.store = new ObjectStore();
     this.controllers = new ControllerState();
     this.clock = new VirtualClock();
@@ -102,6 +115,7 @@ class RunPage {
       onDetail: (msg) => this.onDetail(msg),
       onLesson: (msg) => this.classroom.onLesson(msg),
       onStep: (msg) => this.classroom.onStep(msg),
+      onFastForward: (msg) => this.classroom.onFastForward(msg),
       onQuestion: (msg) => this.classroom.onQuestion(msg),
       onTally: (msg) => this.classroom.onTally(msg),
       onReveal: (msg) => this.classroom.onReveal(msg),
@@ -128,6 +142,7 @@ class RunPage {
     await nextTask();
     this.sequence = new SequenceView($("#sequence"), {
       d3: window.d3, t, history: this.history, onSelect: (e) => this.explain(e), request,
+      compact: matchMedia(NARROW).matches, // as the panel tabs will find it (setCompact below)
     });
     this.zoneTraffic = new ZoneTraffic();
     this.timeline = new Timeline($("#timeline"), {
@@ -137,16 +152,21 @@ class RunPage {
     this.arch = new ArchitectureDiagram($("#flow-arch"), { t });
     this.health = new HealthFlowchart($("#flow-health"), { t });
     this.eviction = new EvictionFlow($("#flow-eviction"), { t });
+    this.volumeFlow = new VolumeFlow($("#flow-volume"), { t });
     await nextTask();
     this.kubectl = new KubectlPanel($("#kubectl"), { store: this.store, clock: this.clock });
     this.classroom = new Classroom($("#lesson-bar"), $("#question-layer"), {
-      t, lang: this.lang, control: this.control, run: this.config.run,
+      t, lang: this.lang, control: this.control, solo: this.solo, run: this.config.run,
       send: (msg) => this.connection?.send(msg) ?? false,
-      command: (cmd) => this.command(cmd),
+      command: (cmd) => this.command(cmd, { quiet: this.solo }), // alone: the card itself answers
       focus: (node) => this.setFocus(node),
       tab: (name) => this.lessonTab(name),
       explain: (event) => this.explain(event),
       reveal: (event) => this.timeline.merge([event]), // a drill's fault, hidden until now
+      // the report is the trainer's alone: a viewer's page never asks for it
+      report: this.control ? () => getReport(this.config.run, this.token) : null,
+      download: this.control ? (format) => downloadReport(this.config.run, this.token, format).catch((e) =>
+        this.toast(this.t("toast.refused", { status: e.status ?? "", message: e.message }), true)) : null,
     });
     const quietly = (cmd) => sendCommand(this.config.run, this.token, cmd).catch((e) =>
       this.toast(this.t("toast.refused", { status: e.status ?? "", message: e.message }), true)); // no toast per click
@@ -167,13 +187,19 @@ class RunPage {
       this.faults = new FaultPanel($("#fault-buttons"), {
         t, actions: this.config.faultActions,
         getContext: () => ({ ...this.faults.options(), node: this.focus, zone: zoneOf(this.store.node(this.focus)),
-          newNode: this.#nextNodeName(), newZone: zoneOf(this.store.node(this.focus)), kubelet: true }),
+          newNode: this.#nextNodeName(), newZone: zoneOf(this.store.node(this.focus)), kubelet: true,
+          pod: this.selectedPod }),
         send: (cmd) => this.command(cmd),
       });
       $("#btn-pause").addEventListener("click", () => this.command({ action: "pause" }));
       $("#btn-resume").addEventListener("click", () => this.command({ action: "resume" }));
       $("#btn-step").addEventListener("click", () => this.command({ action: "step" }));
       $("#speed").addEventListener("change", (e) => this.command({ action: "speed", value: Number(e.target.value) }));
+      if (this.solo) {
+        // alone: nobody to lead, and the only watcher is the learner
+        $(".follow-me").hidden = true;
+        $("#viewers").hidden = true;
+      }
       const share = $("#share-viewer");
       share.value = viewerLink(this.config.run);
       $("#copy-viewer").addEventListener("click", async () => {
@@ -210,6 +236,23 @@ class RunPage {
     this.frames.request();
   }
 
+  /**
+   * A run with StatefulSets and volumes: their lanes in the sequence diagram, volumes and waiting
+   * pods on the node cards, the volume flow. A run without any pays nothing for them.
+   */
+  #setVolumes(on) {
+    if (this.volumes === on) return;
+    this.volumes = on;
+    document.body.dataset.volumes = String(on);
+    document.querySelector("#flow-volume-section").hidden = !on;
+    this.sequence.setVolumes(on);
+    this.cluster.setVolumes(on);
+    if (on && this.activeTab === "diagrams") { // opened before the run showed its volumes: their diagram too
+      renderStatic(document.querySelector("#static-diagrams"), this.config.mermaid).catch((e) => this.toast(String(e)));
+    }
+    this.renderedVersion = -1;
+  }
+
   #nextNodeName() {
     const names = this.store.list("nodes").map(nameOf);
     let i = names.length + 1;
@@ -225,6 +268,7 @@ class RunPage {
     const snapshot = msg.snapshot ?? {};
     this.store.loadSnapshot({ ...snapshot, last_seq: msg.last_seq ?? snapshot.last_seq });
     this.controllers.loadSnapshot(snapshot);
+    this.#setVolumes(hasVolumes(this.store));
     this.zoneTraffic.reset();
     this.sequence.setAggregate(this.foldKubelets);
     this.clock.anchor(snapshot.time, snapshot.t ?? 0);
@@ -317,8 +361,10 @@ class RunPage {
   onFrame(msg) {
     this.clock.update(msg.clock);
     const fresh = [];
+    let volumes = false;
     for (const raw of msg.events ?? []) {
       if (!this.store.apply(raw)) continue; // already seen (overlap after a resume)
+      if (!this.volumes && (isVolumeEvent(raw) || VOLUME_DECIDERS.has(raw.component))) volumes = true;
       this.controllers.apply(raw);
       this.#touch(raw);
       // The history keeps the request, not the written object (the store holds the current one).
@@ -337,6 +383,7 @@ class RunPage {
       this.classroom.events(fresh);
       this.announcer.add(fresh);
     }
+    if (volumes) this.#setVolumes(true); // the first StatefulSet or volume of a run: its lanes and cards
     // A run that starts empty gets its nodes by create writes: focus one as soon as there is one
     // (the preferred one when it comes, unless the user picked one meanwhile). Looked at again
     // only when the node count moved: the preferred node may never come, and this sorts them all.
@@ -358,6 +405,13 @@ class RunPage {
     if (event.type === "write") {
       if (event.resource === "nodes" || event.resource === "leases") this.cluster.touch(event.name);
       else if (event.resource === "pods") this.cluster.touch(event.object?.spec?.nodeName ?? event.node ?? "");
+      else if (this.volumes && isVolumeEvent(event)) this.cluster.touchAll(); // a pod elsewhere may wait on it
+      else if (this.volumes && event.resource === "events" && event.object?.involvedObject?.kind === "Pod") {
+        const about = event.object.involvedObject;
+        this.cluster.touch(this.store.get("pods", about.namespace ?? "default", about.name)?.spec?.nodeName ?? "");
+      }
+    } else if (event.type === "decision" && this.volumes && VOLUME_DECIDERS.has(event.component)) {
+      this.cluster.touchAll();
     } else if (event.type === "fault" && event.node) this.cluster.touch(event.node);
     else if (event.type === "fault") this.cluster.invalidate();
     else if (event.type === "decision" && event.component === "taint-eviction-controller") {
@@ -445,7 +499,11 @@ class RunPage {
   selectPod(key) {
     this.selectedPod = key;
     this.cluster.setSelectedPod(key);
+    this.faults?.setTarget({ pod: key });
     this.showTab("flows");
+    // A pod with a volume: its flow (below the node's) comes into view once this pass has drawn them.
+    const [ns, name] = key.split("/");
+    this.showVolumeFlow = Boolean(this.volumes && claimsOf(this.store.get("pods", ns, name)).length);
     this.renderedVersion = -1;
     this.frames.request();
   }
@@ -509,9 +567,11 @@ class RunPage {
     link.hidden = false;
   }
 
-  async command(cmd) {
+  /** A command with the control token; `quiet`: no toast when it is taken (a refusal always has one). */
+  async command(cmd, { quiet = false } = {}) {
     try {
       const result = await sendCommand(this.config.run, this.token, cmd);
+      if (quiet) return;
       const label = this.t(`action.${cmd.action}`, {}, cmd.action);
       this.toast(this.t("toast.sent", { action: label, at: result?.at !== undefined ? formatOffset(result.at) : "" }));
     } catch (e) {
@@ -549,6 +609,8 @@ class RunPage {
     if (document.body.dataset.paused !== paused) document.body.dataset.paused = paused;
     const state = this.clock.preparing ? "clock.preparing" : this.clock.paused ? "clock.paused" : "clock.running";
     setText(c.state, this.t(state, { t: Math.floor(now) }));
+    this.classroom.onClock({ fast_forward: this.clock.fastForward },
+      ["finished", "idle", "failed"].includes(document.body.dataset.runStatus));
     this.timeline.flush();
     this.#zoneTrafficLine(now);
     let busy = false;
@@ -615,6 +677,20 @@ class RunPage {
     const podNode = pod ? this.store.node(pod.spec?.nodeName) : null;
     const ev = pod ? this.controllers.evictionOf(pod, podNode, (ts) => this.clock.secondsOf(ts)) : null;
     this.eviction.render(pod, podNode, ev, now);
+    if (!this.volumes) return;
+    this.volumeFlow.render(this.#volumePod(pod), now);
+    if (this.showVolumeFlow) {
+      this.showVolumeFlow = false;
+      document.querySelector("#flow-volume-section").scrollIntoView({ block: "start" });
+    }
+  }
+
+  /** The pod whose volume the volume flow follows: the selected one, else the focused node's first with a claim. */
+  #volumePod(shown) {
+    const withClaim = (p) => p && claimsOf(p).length > 0;
+    const pod = withClaim(shown) ? shown
+      : this.store.podsOn(this.focus).sort((a, b) => naturalCompare(nameOf(a), nameOf(b))).find(withClaim);
+    return pod ? volumeState(this.store, this.controllers, pod) : null;
   }
 }
 

@@ -1,6 +1,8 @@
 // For the room: the viewer link as a large QR code (drawn by the site, GET /api/runs/<id>/qr.svg), and a recipe
 // link of the session (POST /api/runs/<id>/recipe with the control token, which run-page.js keeps in this tab).
 
+import { viewerLink } from "./api.js";
+
 const config = JSON.parse(document.getElementById("run-config").textContent);
 const runId = config.run;
 
@@ -8,7 +10,7 @@ function showQr() {
   const dialog = document.getElementById("qr-dialog");
   const image = document.getElementById("qr-image");
   if (!image.src) image.src = image.dataset.src; // fetched the first time it is shown, not on every page load
-  document.getElementById("qr-link").textContent = new URL(`/runs/${runId}/`, location.origin).href;
+  document.getElementById("qr-link").textContent = viewerLink(runId);
   dialog.showModal();
 }
 

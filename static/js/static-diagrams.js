@@ -1,6 +1,6 @@
 // Static diagrams and export, drawn by Mermaid (loaded only when asked: 3.6 MB). Live drawing is
 // the incremental SVG renderer; Mermaid re-renders everything and is too slow to follow events.
-import { LANES } from "./sequence/model.js";
+import { ALL_LANES as LANES } from "./sequence/model.js";
 
 // Loading it costs one main-thread task of about half a second and ~4 MB of heap, so it is not
 // loaded ahead in idle time (the live view would stall and keep the memory for nothing): it
@@ -91,7 +91,10 @@ function remember(key, svg) {
 /** Renders every `<pre class="mermaid-src">` inside root once (from the cache when it can). */
 export async function renderStatic(root, src) {
   let i = 0;
+  // A run without volumes leaves their diagram alone (it is not shown there: site.css).
+  const volumes = document.body.dataset.volumes === "true";
   for (const pre of root.querySelectorAll("pre.mermaid-src:not([data-done])")) {
+    if (pre.hasAttribute("data-volumes") && !volumes) continue;
     const key = `heartbeat-diagram:${src}:${mermaidTheme ?? currentTheme()}:${hashOf(pre.textContent)}`;
     let svg = cached(key);
     if (!svg) {
@@ -103,6 +106,9 @@ export async function renderStatic(root, src) {
     const figure = document.createElement("div");
     figure.className = "mermaid-figure";
     figure.innerHTML = svg;
+    // Its own width (a phone shows it at three quarters of it, scrolled sideways: small-screens.css).
+    const box = figure.querySelector("svg")?.viewBox?.baseVal;
+    if (box?.width) figure.style.setProperty("--natural-width", `${box.width}px`);
     pre.dataset.done = "1";
     pre.hidden = true;
     pre.after(figure);

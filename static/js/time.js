@@ -29,6 +29,7 @@ export class VirtualClock {
     this.paused = Boolean(clock.paused);
     this.preparing = Boolean(clock.preparing); // a large cluster's start-up, simulated before going live
     this.limitedFrom = clock.limited_from ?? null; // the speed asked for, when the workers keep less
+    this.fastForward = clock.fast_forward ?? null; // a lesson's "Next step" running to {step}
     this.receivedAt = this.wallNow();
   }
 
@@ -66,7 +67,7 @@ export function formatOffset(seconds, { tenths = true } = {}) {
   const h = Math.floor(whole / 3600);
   const m = Math.floor((whole % 3600) / 60);
   const sec = whole % 60;
-  const frac = tenths ? `.${Math.floor((s - whole) * 10)}` : "";
+  const frac = tenths ? `.${Math.min(9, Math.floor((s - whole) * 10 + 1e-6))}` : ""; // (115.3 - 115 is 0.2999...)
   const head = h > 0 ? `${h}:${pad(m)}` : pad(m);
   return `${sign}${head}:${pad(sec)}${frac}`;
 }

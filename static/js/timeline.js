@@ -52,12 +52,16 @@ export class Timeline {
     this.queue = []; // [event, lane] waiting for the next frame pass
     this.grow = false;
     this.nowX = null;
+    // Sized when the observer first reports (before the next paint, the page laid out by then): its width read
+    // here laid out the whole page in the middle of its opening (a task too long on a phone). Until then the
+    // axis is drawn at the narrowest width.
     new ResizeObserver(() => this.layout()).observe(root);
-    this.layout();
+    this.layout(0);
   }
 
-  layout() {
-    this.width = Math.max(300, this.root.clientWidth);
+  /** Fits the axis to the panel's width (`width`: as known, when it is not to be read from the page). */
+  layout(width = this.root.clientWidth) {
+    this.width = Math.max(300, width);
     this.height = TOP + LANES.length * LANE_H + 4;
     this.svg.setAttribute("width", this.width);
     this.svg.setAttribute("height", this.height);
@@ -152,8 +156,12 @@ export class Timeline {
       line.setAttribute("class", "tl-track");
       this.axis.append(label, line);
     });
-    const step = [30, 60, 120, 300, 600, 1800, 3600].find((s) => this.duration / s <= 12) ?? 3600;
-    for (let t = 0; t <= this.duration; t += step) {
+    // At most 12 times, at least 44 px apart (a time is about 35 px wide at 12 px, a phone's size),
+    // none running past the right edge.
+    const plot = this.width - LEFT - 10;
+    const step = [30, 60, 120, 300, 600, 1800, 3600, 7200]
+      .find((s) => this.duration / s <= 12 && (plot * s) / this.duration >= 44) ?? 7200;
+    for (let t = 0; t <= this.duration && this.x(t) + 20 <= this.width; t += step) {
       const tick = document.createElementNS(ns, "text");
       tick.setAttribute("x", this.x(t));
       tick.setAttribute("y", 11);

@@ -15,7 +15,7 @@ from tests.web.live import http
 
 from .conftest import create_run
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 THEMES = ("default", "projector")  # light and dark (js/theme.js)

@@ -14,7 +14,7 @@ from .test_classroom import open_page, shot, wait_for_cluster
 from .test_phone import PHONE, fits_the_screen, open_on
 from .untranslated import COLLECT_JS, english_words
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 LOCALES = {"en": "en-US", "zh": "zh-CN"}
 # The document's own names and a Kubernetes kind: identifiers, the same in a Chinese page.

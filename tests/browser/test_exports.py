@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from .conftest import create_run
 from .test_classroom import open_page, shot, wait_for_cluster
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 PARSE_WITH_SERVED_MERMAID = """async (url) => {
   const text = await (await fetch(url)).text();

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from tests.web.live import http
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 
 # Faults on the timeline: markers a few seconds apart share a pixel and count them (data-count).

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from .conftest import classroom_document, create_run
 from .test_classroom import open_page, wait_for_cluster
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 NODE = '#cluster [data-node="{}"]'
 

@@ -12,7 +12,7 @@ from tests.web.live import http
 
 from .conftest import classroom_document, create_run
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 
 def wait_until_virtual(stack, run_id: str, t: float, timeout: float = 60) -> None:

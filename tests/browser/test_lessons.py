@@ -16,8 +16,9 @@ from simulation.lessons import builtin_drills, builtin_lessons, get_drill, get_l
 from tests.web.live import http
 
 from .test_classroom import open_page, shot, wait_for_cluster
+from .test_late_joiner import wait_until_virtual
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 LESSON = "kubelet-crash-walkthrough"  # first question at once: seconds to NotReady (50 +- 5)
 LAPTOP = (1366, 768)
@@ -129,7 +130,9 @@ def test_a_lesson_question_answered_tallied_and_revealed(browser, stack, artifac
         expect(card.locator(".qc-explain")).to_have_text(first["explain"][lang])
         expect(card.locator(".tally-row")).to_have_count(2)
         expect(card.locator(".tally-row.correct")).to_have_count(1)
-        expect(card.locator(".qc-evidence")).to_contain_text("kind=node-ready")  # waits for the event
+        # it waits for node-2 turning Unknown, said in words
+        expect(card.locator(".qc-evidence .evidence-what")).to_have_text(
+            {"en": "node-2 turns Ready=Unknown", "zh": "node-2 变为 Ready=Unknown"}[lang])
     expect(right.locator(".qc-mine")).to_have_class(re.compile("right"))
     expect(wrong.locator(".qc-mine")).to_have_class(re.compile("wrong"))
     expect(wrong.locator(".tally-row.mine:not(.correct)")).to_have_count(1)
@@ -164,19 +167,32 @@ def test_a_lesson_question_answered_tallied_and_revealed(browser, stack, artifac
         expect(card.locator('.tally-row.correct[data-key="not-ready"]')).to_be_visible(timeout=15_000)
         expect(card.locator(".qc-explain")).to_have_text(second["explain"][lang])
     shot(wrong, artifacts, f"lesson-{lang}-choice-reveal-viewer")
+    # On at 2x, then 0.5x from 100 s (before node-2's Unknown pass, about 110 s): the step it starts
+    # asks its question 5 s later, 10 s of wall time for the pause below on a busy machine.
+    set_speed(trainer, "2")
     trainer.locator("#btn-resume").click()
     for page in pages:
         wait_for_cluster(page)
+    wait_until_virtual(stack, run["id"], 100)
+    set_speed(trainer, "0.5")
     # The evidence (node-2's endpoints turning not ready, ~50 s after the crash at 60 s) has not
-    # happened at the reveal: each page waits for a frame event that fits the matcher, then offers
-    # its "why": on the card, or in the lesson bar once the next step (started by node-2 going
-    # Unknown, in the same monitor pass) has folded the card away.
+    # happened at the reveal: each page waits for a frame event that fits the matcher. It comes in
+    # the monitor pass that turns node-2 Unknown, which starts the next step: the card folds away
+    # and the bar, which tells only the step at hand, does not carry the past question's evidence;
+    # "Show the answer" brings its card back, with the evidence and its "why". (Paused once the
+    # step started.)
+    expect(trainer.locator("#lesson-bar .lb-text")).to_have_text(steps[2]["text"][lang], timeout=60_000)
+    trainer.locator("#btn-pause").click()
+    expect(trainer.locator("body")).to_have_attribute("data-paused", "true", timeout=15_000)
     for page in pages:
-        why = page.locator(".qc-evidence .evidence-why, .lb-evidence .evidence-why").locator("visible=true")
+        expect(page.locator("#lesson-bar .lb-text")).to_have_text(steps[2]["text"][lang], timeout=15_000)
+        expect(page.locator("#lesson-bar .lb-evidence")).to_be_hidden()
+        page.locator("#lesson-bar .lb-show").click()
+        why = page.locator(f'.question-card[data-question="{second["id"]}"] .qc-evidence .evidence-why')
         expect(why).to_have_count(1, timeout=60_000)
-        expect(page.locator(".evidence-what").locator("visible=true")).to_contain_text(re.compile(r"web-.*T\+01:5\d"))
+        expect(page.locator(".qc-evidence .evidence-what")).to_contain_text(re.compile(r"web-.*T\+01:5\d"))
     shot(wrong, artifacts, f"lesson-{lang}-evidence-viewer")
-    right.locator(".qc-evidence .evidence-why, .lb-evidence .evidence-why").locator("visible=true").click()
+    right.locator(".qc-evidence .evidence-why").click()
     expect(right.locator(".question-layer")).to_be_hidden()
     expect(right.locator('[data-tab="why"]')).to_have_attribute("aria-selected", "true")
     expect(right.locator("#why .why")).to_contain_text("node-2")
@@ -272,9 +288,9 @@ def test_the_home_page_leads_with_the_lesson_path(browser, stack, artifacts, off
     page.locator("#open-control").click()
     expect(page.locator("#lesson-bar .lb-title")).to_have_text(get_lesson(LESSON).title["en"], timeout=20_000)
     expect(page.locator(".qc-reveal-button")).to_be_visible()
-    # "Try alone" on a drill opens its private run's control page.
+    # "Try alone" on a drill opens the learner's page of its own run (tests/browser/test_solo.py).
     page.goto(f"{stack.base}/")
-    page.locator(f'.drill-card[data-drill="{drills[0].name}"] [data-start=private]').click()
+    page.locator(f'.drill-card[data-drill="{drills[0].name}"] [data-start=solo]').click()
     expect(page.locator('#lesson-bar[data-kind="drill"] .lb-title')).to_have_text(drills[0].title["en"], timeout=20_000)
     assert page.errors == [] and page.console_errors == []
     assert offsite.offsite == []

@@ -14,7 +14,7 @@ from tests.web.live import http
 from .test_classroom import HAN, cjk_glyphs, open_page, shot
 from .untranslated import COLLECT_JS, english_words
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 PHONE = (390, 844)
 LAPTOP = (1366, 768)

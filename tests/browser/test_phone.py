@@ -17,7 +17,7 @@ from tests.web.live import http
 from .conftest import classroom_document, create_run
 from .test_classroom import NODE2, shot
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 PHONE = (390, 844)
 TABLET = (768, 1024)
@@ -26,14 +26,16 @@ LESSON = "kubelet-crash-walkthrough"  # its first question comes at once
 TOUCH_TARGET = 44  # px, WCAG 2.5.5
 
 
-def open_on(browser, url, offsite, size, *, lang="en", routes=None):
+def open_on(browser, url, offsite, size, *, lang="en", routes=None, sockets=None):
     """A page in a touch screen's browser (mobile viewport, device pixels as a phone's or a tablet's).
-    `routes`: {url pattern: handler} for the page's requests."""
+    `routes`: {url pattern: handler} for the page's requests; `sockets`: the same for its websockets."""
     context = browser.new_context(viewport={"width": size[0], "height": size[1]}, is_mobile=True, has_touch=True,
                                   device_scale_factor=3 if size == PHONE else 2, locale=LOCALES[lang])
     offsite.watch(context)
     for pattern, handler in (routes or {}).items():
         context.route(pattern, handler)
+    for pattern, handler in (sockets or {}).items():
+        context.route_web_socket(pattern, handler)
     page = context.new_page()
     page.errors = []
     page.on("pageerror", lambda error: page.errors.append(str(error)))
@@ -60,6 +62,39 @@ def one_line_top_bar(page) -> None:
 
 def rows(page) -> int:
     return page.evaluate("window.heartbeat.sequence.model.length")
+
+
+# Every text under 12 px on the page as Lighthouse's font-size audit finds it: each text node the browser laid out
+# (display: none is not) whose element is not visibility: hidden (a panel off its tab is), at its element's
+# computed font-size, on the screen or scrolled out of it. Lighthouse reads the computed size only, which for the
+# text of an SVG is in the drawing's units: the size it is drawn at (that times the drawing's scale, as a
+# diagram fitted to a phone shrinks it) is held to 12 px too.
+SMALL_TEXT = """() => {
+  const small = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.textContent.trim();
+    const el = node.parentElement;
+    if (!text || !el) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === "hidden" || style.visibility === "collapse") continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    if (![...range.getClientRects()].some((r) => r.width > 0 && r.height > 0)) continue;
+    const size = parseFloat(style.fontSize);
+    const m = el instanceof SVGElement ? el.getScreenCTM() : null;
+    const drawn = m ? size * Math.min(Math.hypot(m.a, m.b), Math.hypot(m.c, m.d)) : size;
+    if (size < 12 || drawn < 11.95) {
+      small.push(`${el.tagName.toLowerCase()}.${el.getAttribute("class") ?? ""} ${size}px`
+        + `${drawn === size ? "" : ` (drawn ${drawn.toFixed(1)}px)`}: ${text.slice(0, 40)}`);
+    }
+  }
+  return small;
+}"""
+
+
+def small_text(page) -> list[str]:
+    return page.evaluate(SMALL_TEXT)
 
 
 @pytest.mark.parametrize("size", [PHONE, TABLET], ids=["phone", "tablet"])
@@ -210,6 +245,7 @@ def test_a_lesson_question_takes_the_phone_screen(browser, stack, artifacts, off
     for target in card.locator("button:visible, input:visible").all():
         assert target.bounding_box()["height"] >= TOUCH_TARGET, target.evaluate("el => el.outerHTML")
     fits_the_screen(page, PHONE)
+    assert small_text(page) == []
     shot(page, artifacts, f"phone-question-{lang}")
     # Its first question asks for a number of seconds: typed, then sent.
     card.locator(".qc-number input").fill("50")
@@ -266,8 +302,8 @@ def test_a_long_title_keeps_the_wide_top_bar_on_one_line(browser, stack, artifac
 
 
 def test_the_run_page_asks_for_all_its_modules_at_once(browser, stack, offsite):
-    """Every script module the run page loads is named in its HTML (modulepreload), so a phone requests
-    them all at once rather than in rounds, one per level of imports, each after a slow parse."""
+    """Every script module the run page loads is preloaded (modulepreload), so a phone requests them all at
+    once rather than in rounds, one per level of imports, each after a slow parse."""
     run = create_run(stack, speed=20)
     loaded: list[str] = []
     context = browser.new_context()
@@ -277,9 +313,76 @@ def test_the_run_page_asks_for_all_its_modules_at_once(browser, stack, offsite):
     page.goto(f"{stack.base}/runs/{run['id']}/")
     live(page)
     preloaded = set(page.locator('link[rel="modulepreload"]').evaluate_all("ls => ls.map(l => l.href)"))
-    entries = set(page.locator("script[src]").evaluate_all("ss => ss.map(s => s.src)"))  # named in the HTML anyway
+    entries = set(page.locator("script[src]").evaluate_all("ss => ss.map(s => s.src)"))  # the scripts themselves
     modules = {url for url in loaded if url.endswith(".js") and "/static/js/" in url} - entries
     assert len(modules) > 30, modules
     assert modules <= preloaded, sorted(modules - preloaded)
     assert preloaded <= modules | entries, sorted(preloaded - modules)  # nothing preloaded in vain
+    # ... once the page has painted: before, a phone's link goes to what that paint awaits.
+    painted = page.evaluate("performance.getEntriesByName('first-paint')[0].startTime")
+    started = dict(page.evaluate("performance.getEntriesByType('resource').map(r => [r.name, r.startTime])"))
+    early = {url: started[url] for url in modules if started.get(url, painted) < painted}
+    assert early == {}, (painted, early)
     context.close()
+
+
+@pytest.mark.parametrize("size", [PHONE, TABLET], ids=["phone", "tablet"])
+def test_the_first_paint_shows_the_panels_the_tabs_show_first(browser, stack, offsite, size):
+    """Before its scripts run (here: without them) a phone shows the traffic panel, its tab selected, as the tabs
+    show it once they work (a tablet the cluster beside it): not the side panel stacked over it, whose flows then
+    drew and moved on the screen as the scripts started."""
+    run = create_run(stack, speed=20)
+    url = f"{stack.base}/runs/{run['id']}/"
+
+    def shown(page) -> dict[str, str]:
+        return page.evaluate("""() => Object.fromEntries(['#panel-cluster', '#panel-traffic', '#panel-side']
+            .map((sel) => [sel, getComputedStyle(document.querySelector(sel)).visibility]))""")
+
+    expected = {"#panel-cluster": "visible" if size == TABLET else "hidden", "#panel-traffic": "visible",
+                "#panel-side": "hidden"}
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, is_mobile=True, has_touch=True,
+                                  java_script_enabled=False)
+    offsite.watch(context)
+    page = context.new_page()
+    page.goto(url)
+    assert shown(page) == expected
+    expect(page.locator(".seq-waiting")).to_be_visible()
+    expect(page.locator("#view-tab-traffic")).to_have_attribute("aria-selected", "true")
+    context.close()
+    page = open_on(browser, url, offsite, size)
+    live(page)
+    assert shown(page) == expected
+    expect(page.locator("#view-tab-traffic")).to_have_attribute("aria-selected", "true")
+    assert page.errors == []
+    page.context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_text_of_the_run_page_is_12_px_or_more_on_a_phone(browser, stack, artifacts, offsite, lang):
+    """No text under 12 px, the smallest a phone shows legibly (Lighthouse's font-size audit), in any of the run
+    page's tabs, with a crashed kubelet's traffic in the diagram: request lines, decisions, times."""
+    status, run = http("POST", f"{stack.base}/api/runs", {"scenario": "kubelet-crash", "speed": 20})
+    assert status == 201, run
+    page = open_on(browser, f"{stack.base}/runs/{run['id']}/", offsite, PHONE, lang=lang)
+    live(page)
+    page.wait_for_function("window.heartbeat.sequence.model.length > 40", timeout=60_000)
+    for kind in ("request", "decision"):
+        expect(page.locator(f"#sequence g.row-{kind}").first).to_be_attached(timeout=30_000)
+    seen = {"traffic": small_text(page)}
+    shot(page, artifacts, f"phone-text-traffic-{lang}")
+    tabs = {"cluster": f"#cluster {NODE2}", "flows": "#panel-side .flow-box svg", "timeline": "#timeline svg",
+            "kubectl": ".kubectl-output", "diagrams": ".mermaid-figure svg"}
+    for view, drawn in tabs.items():
+        page.locator(f'[data-view="{view}"]').tap()
+        expect(page.locator(drawn).first).to_be_visible(timeout=60_000)
+        page.wait_for_timeout(300)  # a pass of the page's frame loop: the panel's live parts drawn
+        seen[view] = small_text(page)
+        shot(page, artifacts, f"phone-text-{view}-{lang}")
+    page.locator('[data-view="traffic"]').tap()
+    page.locator("#sequence g.row.row-request").last.tap()
+    expect(page.locator("#why .why")).to_be_visible()
+    seen["why"] = small_text(page)
+    fits_the_screen(page, PHONE)
+    assert {view: texts for view, texts in seen.items() if texts} == {}
+    assert page.errors == []
+    page.context.close()

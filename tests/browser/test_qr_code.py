@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from .conftest import create_run
 from .test_classroom import open_page, wait_for_cluster
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 # The <img> as the page draws it (its size on screen), in grey levels, one byte a pixel, row after row.
 SHOWN_PIXELS = """() => {

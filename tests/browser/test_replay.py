@@ -13,7 +13,7 @@ from tests.web.live import http
 from .conftest import classroom_document, create_run
 from .test_classroom import NODE2, UNREACHABLE, open_page, shot, wait_for_cluster
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 TAINT = f'{NODE2} [data-taint="{UNREACHABLE}:NoSchedule"]'
 

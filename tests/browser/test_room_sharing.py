@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from .conftest import create_run
 from .test_classroom import open_page, shot, wait_for_cluster
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 
 def test_qr_code_and_recipe_link_from_the_control_page(browser, stack, artifacts, offsite):

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from .conftest import classroom_document
 from .test_classroom import open_page, shot, wait_for_cluster
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.live
 
 
 def test_a_saved_scenario_link_opens_starts_and_the_trainer_ends_the_run(browser, stack, artifacts, offsite):

@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { RunConnection } from "../../static/js/connection.js";
 import {
-  answerIsRight, bucketHolds, bucketRange, localText, matcherText, matches, tallyBars,
+  answerIsRight, bucketHolds, bucketRange, localText, matches, tallyBars,
 } from "../../static/js/lesson-model.js";
 
 const unknown = { seq: 812, t: 110.22, type: "transition", kind: "node-ready", component: "node-lifecycle-controller",
@@ -100,8 +100,6 @@ test("texts in the page's language and matchers in a line", () => {
   assert.equal(localText({ en: "Drill", zh: "演练" }, "en"), "Drill");
   assert.equal(localText({ en: "Drill" }, "zh-hans"), "Drill");
   assert.equal(localText(undefined, "en"), "");
-  assert.equal(matcherText({ type: "transition", to: ["False", "Unknown"], from: { ready: true } }),
-    "type=transition to=False|Unknown from={ready:true}");
 });
 
 test("a lesson run's messages reach their handlers, in order behind the snapshot", async () => {
@@ -140,4 +138,83 @@ test("a lesson run's messages reach their handlers, in order behind the snapshot
   assert.deepEqual(got, [["onSnapshot", "snapshot"], ["onLesson", "lesson"], ["onStep", "step"],
     ["onQuestion", "question"], ["onTally", "tally"], ["onAnswerAck", "answer-ack"], ["onReveal", "reveal"],
     ["onError", "question-closed"]]);
+});
+
+test("an order question: right when nothing comes before what happened earlier, ties either way", async () => {
+  const { orderIsRight, orderTimes, tapOrder } = await import("../../static/js/lesson-model.js");
+  const reveal = { kind: "order", correct: ["a", "b", "c"], items: [
+    { id: "a", event: { seq: 1, t: 10 } }, { id: "b", event: { seq: 2, t: 20 } }, { id: "c", event: { seq: 3, t: 20 } }] };
+  assert.ok(orderIsRight(["a", "b", "c"], reveal));
+  assert.ok(orderIsRight(["a", "c", "b"], reveal), "b and c happened at the same instant");
+  assert.ok(!orderIsRight(["b", "a", "c"], reveal));
+  assert.ok(!orderIsRight(["a", "b"], reveal) && !orderIsRight(["a", "b", "b"], reveal));
+  assert.ok(answerIsRight({ order: ["a", "c", "b"] }, reveal) && !answerIsRight({ choice: "a" }, reveal));
+  const before = { kind: "order", correct: ["a", "b", "c"], items: [
+    { id: "a", event: null }, { id: "b", event: null }, { id: "c", event: null }] };
+  assert.deepEqual(orderTimes(before), { a: 0, b: 1, c: 2 }, "before its events: the lesson's order, exactly");
+  assert.ok(!orderIsRight(["a", "c", "b"], before));
+  assert.deepEqual(tapOrder([], "b"), ["b"]);
+  assert.deepEqual(tapOrder(["b", "a", "c"], "a"), ["b", "c"], "tapped again: out, the rest move up");
+});
+
+test("an order's times read to the millisecond only where two would read the same", async () => {
+  const { orderTimeLabels } = await import("../../static/js/lesson-model.js");
+  const labels = orderTimeLabels([{ id: "unknown", event: { t: 110.22 } }, { id: "endpoints", event: { t: 110.225 } },
+    { id: "noexecute", event: { t: 115.3 } }, { id: "later", event: null }]);
+  assert.deepEqual(labels, { unknown: "T+01:50.220", endpoints: "T+01:50.225", noexecute: "T+01:55.3" });
+});
+
+test("alone, an order question scores like the others", async () => {
+  const { soloScore } = await import("../../static/js/lesson-model.js");
+  const reveals = new Map([["chain", { question: "chain", kind: "order", correct: ["a", "b", "c"],
+    items: [{ id: "a", event: { t: 1 } }, { id: "b", event: { t: 2 } }, { id: "c", event: { t: 3 } }] }]]);
+  assert.deepEqual(soloScore(["chain"], () => ({ order: ["a", "b", "c"] }), reveals), { score: 1, of: 1, done: true });
+  assert.deepEqual(soloScore(["chain"], () => ({ order: ["b", "a", "c"] }), reveals), { score: 0, of: 1, done: true });
+});
+
+test("the lesson bar shows a reveal's evidence only where it was revealed", async () => {
+  const { barEvidence } = await import("../../static/js/lesson-model.js");
+  const last = { question: "who-writes", step: 1 };
+  const folded = { question: "who-writes", step: 1, open: false, shown: false };
+  assert.equal(barEvidence(last, folded), "who-writes", "the card folded away: the bar keeps the evidence");
+  assert.equal(barEvidence(last, { ...folded, shown: true }), null, "the card on the screen shows it itself");
+  assert.equal(barEvidence(last, { question: "chain", step: 2, open: true, shown: true }), null,
+    "the next question is open: the previous evidence is past");
+  assert.equal(barEvidence(last, { question: "chain", step: 2, open: true, shown: false }), null,
+    "not even with the new question's card folded away");
+  assert.equal(barEvidence(last, { ...folded, step: 2 }), null, "the next step started");
+  assert.equal(barEvidence(null, folded), null);
+});
+
+test("an order revealed before its events, with no answer written: placed as they happen", async () => {
+  const { revealOrder, settleReveal, soloScore } = await import("../../static/js/lesson-model.js");
+  const match = (kind) => ({ type: "transition", kind, node: "node-2" });
+  const reveal = () => ({ question: "q", kind: "order", correct: null, items: [
+    { id: "a", event: null, match: match("node-ready") }, { id: "b", event: null, match: match("taint-removed") },
+    { id: "c", event: null, match: match("pod-deleted") }] });
+  const r = reveal();
+  assert.deepEqual(revealOrder(r), { placed: [], pending: ["a", "b", "c"] }, "nothing placed: no empty answer");
+  r.items[1].event = { seq: 9, t: 600.2 };
+  r.items[0].event = { seq: 8, t: 600.2 };
+  assert.deepEqual(revealOrder(r), { placed: ["a", "b"], pending: ["c"] }, "by time, then seq");
+  const answered = () => ({ order: ["a", "b", "c"] });
+  assert.equal(soloScore(["q"], answered, new Map([["q", r]])).done, false, "scored once the order is known");
+  r.items[2].event = { seq: 20, t: 601 };
+  assert.deepEqual(revealOrder(r), { placed: ["a", "b", "c"], pending: [] });
+  assert.deepEqual(soloScore(["q"], answered, new Map([["q", r]])), { score: 1, of: 1, done: true });
+  assert.deepEqual(revealOrder({ correct: ["c", "a"], items: [] }), { placed: ["c", "a"], pending: [] });
+
+  // a page joining after the reveal: it watches for what its state says is still to come
+  const summary = reveal();
+  summary.items[0].event = { seq: 8, t: 600.2 };
+  const joined = settleReveal(undefined, summary);
+  assert.equal(joined.reveal, summary);
+  assert.deepEqual(joined.waits.map((w) => w.item), ["b", "c"]);
+  assert.deepEqual(joined.waits[1].match, match("pod-deleted"));
+  // a page that held the reveal and missed an event while away: completed from the summary
+  const held = reveal();
+  const again = settleReveal(held, summary);
+  assert.equal(again.reveal, held);
+  assert.deepEqual(held.items[0].event, { seq: 8, t: 600.2 });
+  assert.deepEqual(again.waits.map((w) => w.item), ["b", "c"]);
 });

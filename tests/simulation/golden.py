@@ -10,9 +10,13 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
+import tempfile
 from pathlib import Path
 
+import yaml
+
 from simulation import builtin_scenarios
+from simulation.builtins import BUILTIN_DIR
 from simulation.cli import main
 
 GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden"
@@ -28,6 +32,16 @@ def timeline(name: str) -> str:
 
 def golden_path(name: str) -> Path:
     return GOLDEN_DIR / f"{name}.txt"
+
+
+def timeline_on(name: str, version: str) -> str:
+    """What ``python -m simulation run`` prints for the built-in ``name`` with ``kubernetesVersion: <version>``."""
+    document = yaml.safe_load((BUILTIN_DIR / f"{name}.yaml").read_text())
+    document["kubernetesVersion"] = version
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as file:
+        yaml.safe_dump(document, file, allow_unicode=True)
+        file.flush()
+        return timeline(file.name)
 
 
 def write_all() -> list[str]:

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from simulation.engine import Engine
+from simulation.engine import Engine, Process
 
 
 def random_schedule(eng: Engine, seed: int, log: list) -> None:
@@ -24,16 +24,17 @@ def random_schedule(eng: Engine, seed: int, log: list) -> None:
             )
             timers.append(eng.call_later(d, fire, f"{tag}>"[-12:]))
 
-    def proc(name):
-        for i in range(20):
-            log.append((eng.now, name, i))
-            yield rng.choice([0, 2_000, 5_000, 100_000, 10_000_000, 1 << 20])
+    def step(proc, name, i):
+        log.append((eng.now, name, i))
+        if i < 19:
+            eng.sleep(proc, rng.choice([0, 2_000, 5_000, 100_000, 10_000_000, 1 << 20]), step, proc, name, i + 1)
 
     for i in range(300):
         when = rng.choice([0, 1 << 20, 3 << 20, rng.randrange(60_000_000)])
         timers.append(eng.call_at(when, fire, f"t{i}"))
     for i in range(20):
-        eng.spawn(proc(f"p{i}"), delay=rng.randrange(5_000_000))
+        proc = Process()
+        eng.sleep(proc, rng.randrange(5_000_000), step, proc, f"p{i}", 0)
     for i in range(30):
         when = rng.choice([0, 1 << 20, rng.randrange(60_000_000)])
         eng.call_command_at(when, (i, 0), lambda i=i: log.append((eng.now, "cmd", i)))

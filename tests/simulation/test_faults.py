@@ -75,10 +75,12 @@ def test_instance_terminated_node_deleted_lease_collected_pods_gc():
     lease_del = [r for r in tr.writes("leases", "node-2") if r["verb"] == "delete"]
     assert lease_del and lease_del[0]["user"]["username"].endswith("generic-garbage-collector")
     gc = [r for r in tr.pod_writes(verb="delete") if r["user"]["username"].endswith("pod-garbage-collector")]
-    assert {r["objectRef"]["name"] for r in gc} >= tr.pods_on("node-2") - {
+    orphans = tr.pods_on("node-2") - {
         r["objectRef"]["name"] for r in tr.pod_writes(verb="delete")
         if r["responseObject"]["metadata"].get("deletionGracePeriodSeconds") == 0
         and not r["user"]["username"].endswith("pod-garbage-collector")}
+    assert len(orphans) == 3  # node-2's two web pods and its DaemonSet pod, none deleted by anyone else
+    assert sorted(r["objectRef"]["name"] for r in gc) == sorted(orphans)
     assert all(t_del + 40 <= seconds(r["stageTimestamp"]) <= t_del + 60 + EPS for r in gc)
 
 

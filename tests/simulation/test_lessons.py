@@ -14,9 +14,13 @@ from simulation.lessons import (
     LessonRun,
     builtin_lessons,
     get_lesson,
+    in_place,
     load_lesson,
     matches,
+    order_fits,
     run_lesson,
+    shown_order,
+    shuffled,
 )
 
 
@@ -60,6 +64,25 @@ def evidence(matcher):
     return with_question(1, evidence=matcher)
 
 
+def item(item_id, matcher):
+    return {"id": item_id, "text": {"en": item_id, "zh": item_id}, "match": matcher}
+
+
+ORDER_ITEMS = [  # node-2 after its kubelet stops at 60 s: Unknown at 110.22, NoSchedule at 110.225, NoExecute at 115.3
+    item("unknown", {"type": "transition", "kind": "node-ready", "node": "node-2", "to": "Unknown"}),
+    item("noschedule", {"type": "transition", "kind": "taint-added", "node": "node-2", "effect": "NoSchedule"}),
+    item("noexecute", {"type": "transition", "kind": "taint-added", "node": "node-2", "effect": "NoExecute"}),
+]
+
+
+def order_question(**fields):
+    """The small lesson with its first question an order question on node-2's chain."""
+    doc = lesson()
+    doc["steps"][1]["question"] = {"id": "q", "kind": "order", "text": {"en": "Order?", "zh": "顺序？"},
+                                   "items": copy.deepcopy(ORDER_ITEMS), **fields}
+    return doc
+
+
 BAD_LESSONS = [
     (lesson(name="Bad Name"), "name", "lowercase slug"),
     (lesson(position=0), "position", ">= 1"),
@@ -84,7 +107,21 @@ BAD_LESSONS = [
     (with_step(0, actions=[{"action": "focus", "node": "node-7"}]), "steps[0].actions[0].node", "unknown node"),
     (with_step(0, actions=[{"action": "pause", "for": "5s"}]), "steps[0].actions[0].for", "unknown field"),
     (with_question(2, id="q"), "steps[2].question.id", "duplicate question id"),
-    (with_question(1, kind="essay"), "steps[1].question.kind", "choice or number"),
+    (with_question(1, kind="essay"), "steps[1].question.kind", "choice, number or order"),
+    (order_question(items=ORDER_ITEMS[:2]), "steps[1].question.items", "give 3 to 6 events"),
+    (order_question(items=ORDER_ITEMS * 3), "steps[1].question.items", "give 3 to 6 events"),
+    (order_question(items=[*ORDER_ITEMS, ORDER_ITEMS[0]]), "steps[1].question.items[3].id", "duplicate item id"),
+    (order_question(items=[*ORDER_ITEMS, item("x", {"type": "transition", "kind": "node-redy"})]),
+     "steps[1].question.items[3].match.kind", "unknown value"),
+    (order_question(items=[*ORDER_ITEMS, {"id": "x", "text": {"en": "X", "zh": "X"}}]),
+     "steps[1].question.items[3].match", "is required"),
+    (order_question(items=None), "steps[1].question.items", "non-empty list"),
+    (order_question(answer=["unknown", "noexecute"]), "steps[1].question.answer", "every item id once"),
+    (order_question(answer=["unknown", "noexecute", "noexecute"]), "steps[1].question.answer", "every item id once"),
+    (order_question(answer="unknown"), "steps[1].question.answer", "every item id once"),
+    (order_question(evidence={"type": "fault"}), "steps[1].question.evidence", "does not apply to order"),
+    (order_question(choices=[]), "steps[1].question.choices", "only applies to choice"),
+    (with_question(1, items=ORDER_ITEMS), "steps[1].question.items", "only applies to order"),
     (with_question(1, answer="c"), "steps[1].question.answer", "must be one of the choice ids"),
     (with_question(1, choices=[{"id": "a", "text": {"en": "A", "zh": "甲"}, "match": {"to": "True"}}] * 2),
      "steps[1].question.choices[1].id", "duplicate choice id"),
@@ -92,6 +129,7 @@ BAD_LESSONS = [
                                {"id": "b", "text": {"en": "B", "zh": "乙"}, "match": {"to": "True"}}]),
      "steps[1].question.choices[0].match", "is required"),
     (with_question(1, tolerance=3), "steps[1].question.tolerance", "only applies to number"),
+    (with_question(2, choices=[]), "steps[2].question.choices", "only applies to choice"),
     (with_question(2, tolerance=-1), "steps[2].question.tolerance", ">= 0"),
     (with_question(2, answer="five minutes"), "steps[2].question.answer", "must be a number"),
     (with_question(2, answer=True), "steps[2].question.answer", "must be a number"),
@@ -281,6 +319,57 @@ def test_a_question_window_opens_with_its_step():
     assert tr.question("q")["consistent"] is False  # ... which no choice predicted
 
 
+def test_an_order_question_settles_with_the_runs_order():
+    doc = order_question(answer=["unknown", "noschedule", "noexecute"])
+    tr = run_lesson(load_lesson(doc))
+    q = tr.question("q")
+    assert q["kind"] == "order" and q["order"] == ["unknown", "noschedule", "noexecute"]
+    assert q["happened"]["unknown"]["t"] == pytest.approx(110.22)
+    assert q["happened"]["noschedule"]["t"] == pytest.approx(110.225)
+    assert q["happened"]["noexecute"]["t"] == pytest.approx(115.3)
+    assert q["evidence"] == q["happened"]["noexecute"]  # settled by the last item to happen
+    assert q["consistent"] is True
+    doc = order_question(answer=["noschedule", "unknown", "noexecute"])
+    assert run_lesson(load_lesson(doc)).question("q")["consistent"] is False
+    doc = order_question()  # no answer: the run alone says the order
+    q = run_lesson(load_lesson(doc)).question("q")
+    assert q["answer"] is None and q["consistent"] is True and q["order"] == ["unknown", "noschedule", "noexecute"]
+
+
+def test_an_order_question_waits_for_every_item():
+    lsn = load_lesson(order_question())
+    sim = Simulation(lsn.scenario)
+    run = LessonRun(lsn)
+    run.start(0.0)
+    run.feed(sim.run_until(30), 30)  # the question's step starts at 30 s
+    run.feed(sim.run_until(112), 112)
+    state = run.question("q")
+    assert state.order() == ["unknown", "noschedule"] and state.happened["noexecute"] is None
+    assert not state.done and state.consistent() is None and state.times() is None
+    run.feed(sim.run_until(120), 120)
+    assert state.done and state.order() == ["unknown", "noschedule", "noexecute"]
+
+
+def test_ties_accept_either_order():
+    """Items of the same virtual instant are a tie: either order of them is right, in its places."""
+    times = {"a": 1.0, "b": 2.0, "c": 2.0, "d": 3.0}
+    assert order_fits(["a", "b", "c", "d"], times) and order_fits(["a", "c", "b", "d"], times)
+    assert not order_fits(["b", "a", "c", "d"], times)
+    assert not order_fits(["a", "b", "c"], times)  # every item once
+    assert in_place(["a", "c", "b", "d"], times) == [True, True, True, True]
+    assert in_place(["c", "a", "b", "d"], times) == [False, False, True, True]
+    assert in_place(["a", "x", "b", "d"], times) == [True, False, True, True]
+
+
+def test_the_shown_order_is_fixed_and_never_the_right_one():
+    ids = ["a", "b", "c"]
+    first = shuffled(ids, "lesson/q", avoid=[["b", "a", "c"]])
+    assert first == shuffled(ids, "lesson/q", avoid=[["b", "a", "c"]])  # the same on every page
+    for key in range(40):
+        out = shuffled(ids, f"k{key}", avoid=[["c", "b", "a"]])
+        assert sorted(out) == ids and out not in (ids, ["c", "b", "a"])
+
+
 # -- the built-in lesson path ---------------------------------------------------------------------
 
 LESSONS = builtin_lessons()
@@ -293,7 +382,7 @@ def test_the_lesson_path():
     assert [x.position for x in LESSONS] == list(range(1, len(LESSONS) + 1))
     assert len({x.name for x in LESSONS}) == len(LESSONS)
     kinds = {q.kind for x in LESSONS for q in x.questions}
-    assert kinds == {"choice", "number"}
+    assert kinds == {"choice", "number", "order"}
     for x in LESSONS:
         assert load_lesson(json.loads(json.dumps(x.document))).document == x.document  # normalised, JSON-able
         assert 3 <= len(x.steps) <= 7, x.name
@@ -313,7 +402,16 @@ def test_builtin_lesson_runs_to_its_end(lsn):
             f"{lsn.name}/{start.step} fired at {start.trigger}")
     for q in tr.questions:
         assert q["evidence"] is not None, f"{lsn.name}/{q['id']}: the evidence never happened"
-        if q["kind"] == "number":
+        if q["kind"] == "order":  # the lesson claims an order: no two of its items at the same instant
+            times = [ref["t"] for ref in q["happened"].values()]
+            assert len(set(times)) == len(times), f"{lsn.name}/{q['id']}: items at the same instant: {q['happened']}"
+            assert q["answer"] in (None, q["order"]), f"{lsn.name}/{q['id']}: the run's order is {q['order']}"
+            # a live reveal needs an order to give: the lesson's answer, or a recap of events already seen
+            assert q["answer"] or max(times) <= q["asked_at"], f"{lsn.name}/{q['id']}: give its answer"
+            document = next(s["question"] for s in lsn.document["steps"]
+                            if (s.get("question") or {}).get("id") == q["id"])
+            assert shown_order(document) != q["order"], f"{lsn.name}/{q['id']}: pages would list the right order"
+        elif q["kind"] == "number":
             assert q["measured"] is not None, f"{lsn.name}/{q['id']}: nothing to measure"
             assert abs(q["measured"] - q["answer"]) <= q["tolerance"], \
                 f"{lsn.name}/{q['id']}: measured {q['measured']}, answer {q['answer']} +- {q['tolerance']}"
@@ -336,6 +434,8 @@ def test_a_wrong_answer_is_caught(lsn):
             continue
         if q["kind"] == "choice":
             q["answer"] = next(c["id"] for c in q["choices"] if c["id"] != q["answer"])
+        elif q["kind"] == "order":
+            q["answer"] = list(reversed(q["answer"] or [it["id"] for it in q["items"]]))
         else:
             q["answer"] += 2 * q["tolerance"] + 1
     tr = run_lesson(load_lesson(doc))

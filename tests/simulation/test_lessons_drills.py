@@ -146,3 +146,20 @@ def test_drill_shows_its_symptoms_and_hides_its_cause(d):
         assert action not in snap, f"{d.name}: the snapshot at {cut}s names {action!r}"
     missing = [m for m, ok in zip(d.symptoms, seen, strict=True) if not ok]
     assert not missing, f"{d.name}: symptoms never seen: {missing}"
+
+
+def test_a_node_the_fault_creates_is_one_the_class_can_name():
+    created = {"at": "40s", "action": "create-node", "name": "node-4", "kubelet": False}
+    d = load_drill({k: v for k, v in drill(fault=created, answer="stop-kubelet").items() if k != "nodes"})
+    assert d.document["nodes"] == ["node-1", "node-2", "node-3", "node-4"]
+    assert load_drill(drill(fault=created, answer="stop-kubelet",
+                            nodes=["node-2", "node-4"])).document["nodes"] == ["node-2", "node-4"]
+
+
+def test_the_node_a_drill_asks_for():
+    """The node the class is scored on: the fault's node, the node the fault creates, or none."""
+    assert load_drill(drill()).node == "node-2"
+    created = {"at": "40s", "action": "create-node", "name": "node-4", "kubelet": False}
+    assert load_drill(drill(fault=created, answer="stop-kubelet")).node == "node-4"
+    slow = {"at": "40s", "action": "slow-apiserver", "latency": "15s"}
+    assert load_drill(drill(fault=slow, answer="stop-kubelet")).node is None

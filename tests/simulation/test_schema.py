@@ -27,7 +27,7 @@ VALUES = [True, -1, 0, 1.5, "", "x", "9999h", [], {}, {"x": 1}, 6000, "node-1"]
 # Errors only the validator can find: a name against the cluster's, a duration's bound written as text,
 # one field against another.
 CROSS_FIELD = ("unknown node", "unknown zone", "already exists", "duplicate", "must be at most",
-               "must be more than 0 and at most", "must not exceed")
+               "must be more than 0 and at most", "must not exceed", "can exist when the fault runs", "from 1.30 on")
 
 
 @pytest.fixture(scope="module")

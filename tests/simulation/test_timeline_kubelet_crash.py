@@ -1,4 +1,6 @@
-"""Reference 6.1: the kubelet process dies; the node, its network and its containers stay up."""
+"""Reference 6.1: the kubelet process dies; the node, its network and its containers stay up. Played on every
+Kubernetes version the simulation offers, 1.27 to 1.33, each checked for what docs/kubernetes-node-health.md §7
+says differs in it."""
 
 import pytest
 
@@ -6,7 +8,10 @@ from .trace import EPS, GRACE, NLC, Trace, scenario, seconds
 
 T = 60.0
 
-@pytest.fixture(scope="module", params=["1.31", "1.33"])
+VERSIONS = ["1.27", "1.28", "1.29", "1.30", "1.31", "1.32", "1.33"]
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
 def crash(request):
     version = request.param
     doc = scenario(version, faults=[{"at": "60s", "action": "stop-kubelet", "node": "node-2"}])
@@ -43,6 +48,7 @@ def test_same_pass_marks_pods_not_ready_and_emits_node_not_ready(crash):
     u = tr.first_status("node-2", "Unknown")
     marked = tr.pod_writes(user=NLC, verb="update", subresource="status")
     on_node2 = tr.pods_on("node-2")
+    assert len(on_node2) == 3  # two web pods and the agent DaemonSet's
     assert {r["objectRef"]["name"] for r in marked} == on_node2
 
     for r in marked:
@@ -78,6 +84,7 @@ def test_pods_deleted_after_300s_and_replaced_elsewhere(crash):
 
     deletes = tr.pod_writes(user=NLC, verb="delete")
     web_on_2 = {p for p in tr.pods_on("node-2") if p.startswith("web-")}
+    assert len(web_on_2) == 2
     assert {r["objectRef"]["name"] for r in deletes} == web_on_2
     for r in deletes:
         assert x + 300 <= seconds(r["stageTimestamp"]) <= x + 300 + EPS
@@ -98,9 +105,18 @@ def test_pods_deleted_after_300s_and_replaced_elsewhere(crash):
 
 def test_old_pods_stay_terminating_and_daemonset_pod_is_never_deleted(crash):
     _version, tr = crash
-    removed = {r["objectRef"]["name"] for r in tr.writes("pods") if r["verb"] == "delete"
-               and (r["responseObject"]["metadata"].get("deletionGracePeriodSeconds") == 0)}
-    assert not (removed & tr.pods_on("node-2"))  # no kubelet is left to finish them
+    on_node_2 = tr.pods_on("node-2")
+    web = {p for p in on_node_2 if p.startswith("web-")}
+    assert len(web) == 2
+    deletes = [r for r in tr.writes("pods") if r["verb"] == "delete"]
+    # the eviction deleted node-2's web pods gracefully: they are Terminating ...
+    graceful = {r["objectRef"]["name"] for r in deletes
+                if r["responseObject"]["metadata"].get("deletionGracePeriodSeconds")}
+    assert graceful == web
+    # ... and stay so: no kubelet is left to finish them (a delete with grace 0 would remove them)
+    removed = {r["objectRef"]["name"] for r in deletes
+               if r["responseObject"]["metadata"].get("deletionGracePeriodSeconds") == 0}
+    assert not (removed & on_node_2)
     agent = {p for p in tr.pods_on("node-2") if p.startswith("agent-")}
     assert len(agent) == 1
     assert not [r for r in tr.pod_writes(verb="delete") if r["objectRef"]["name"] in agent]
@@ -111,3 +127,20 @@ def test_end_to_end_eviction_time_matches_reference(crash):
     first_delete = min(seconds(r["stageTimestamp"]) for r in tr.pod_writes(user=NLC, verb="delete"))
     shift = 50.0 - GRACE[version]
     assert 345 - shift <= first_delete - T <= 367 - shift  # ~5m45s..6m06s after the failure (v1.33)
+
+
+def test_what_the_version_changes(crash):
+    """§7's table: the kubelet's version, the Ready message (". AppArmor enabled" until AppArmor went GA in 1.30),
+    and who records the evictions (the taint manager inside the node lifecycle controller until 1.28, the
+    taint eviction controller of its own from 1.29). The grace period is checked above, through GRACE."""
+    version, tr = crash
+    minor = int(version.split(".")[1])
+    before = next(obj for t, obj in reversed(tr.node_versions("node-2")) if t < T)
+    assert before["status"]["nodeInfo"]["kubeletVersion"] == f"v{version}.0"
+    ready = next(c for c in before["status"]["conditions"] if c["type"] == "Ready")
+    expected = "kubelet is posting ready status" + (". AppArmor enabled" if minor <= 29 else "")
+    assert (ready["status"], ready["message"]) == ("True", expected)
+    marking = tr.k8s_events("TaintManagerEviction")
+    assert len(marking) == 2
+    component = "taint-controller" if minor <= 28 else "taint-eviction-controller"
+    assert {m["source"]["component"] for m in marking} == {component}

@@ -59,7 +59,7 @@ def test_large_zone_partial_disruption_uses_secondary_rate(version):
     before = [t for t in times if t <= switch]
     after = [t for t in times if t > switch]
     assert len(before) <= 2
-    assert after, "tainting continues, slowly"
+    assert len(after) >= 3, f"tainting continues, slowly: {after}"  # at least two gaps to check
     gaps = [b - a for a, b in zip(after, after[1:], strict=False)]
     assert all(g >= 100 - 0.1 for g in gaps)
     assert len(after) <= 1 + (T + 500 - switch) // 100

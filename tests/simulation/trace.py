@@ -107,4 +107,5 @@ class Trace:
 
 
 NLC = "system:serviceaccount:kube-system:node-controller"
-GRACE = {"1.31": 40.0, "1.33": 50.0}
+# --node-monitor-grace-period by version: 40 s up to 1.31, 50 s from 1.32 (docs/kubernetes-node-health.md §7)
+GRACE = {"1.27": 40.0, "1.28": 40.0, "1.29": 40.0, "1.30": 40.0, "1.31": 40.0, "1.32": 50.0, "1.33": 50.0}

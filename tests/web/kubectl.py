@@ -9,7 +9,11 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from .live import Viewer, ahttp, is_ready_change
+
+BUILTIN = Path(__file__).resolve().parents[2] / "simulation" / "builtin"
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
@@ -97,3 +101,13 @@ async def read_until(process: asyncio.subprocess.Process, predicate, timeout: fl
             seen.append(line.rstrip("\n"))
             if predicate(seen[-1]):
                 return seen
+
+
+async def statefulset_run(base: str, home: Path, until: float, speed: float = 50) -> tuple[dict, Kubectl, Viewer]:
+    """A run of the built-in ``statefulset-node-lost`` (node-2 powers off at 60 s, nobody acts), read until its
+    virtual time passed ``until`` (its viewer still open, the run going on)."""
+    document = yaml.safe_load((BUILTIN / "statefulset-node-lost.yaml").read_text())
+    run = await new_run(base, document, speed=speed)
+    viewer = await Viewer.open(run["ws_url"], "viewer")
+    await viewer.until(lambda e: e["t"] > until)
+    return run, Kubectl(f"{base}/k8s/runs/{run['id']}", home), viewer

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import websockets
-from django.db import connection
+from django.conf import settings
 
 from heartbeat_site import processes
 from heartbeat_site.embedded_redis import free_port
@@ -27,8 +27,10 @@ ORIGIN = "http://127.0.0.1"
 
 
 def database_url() -> str:
-    """The test database as a DATABASE_URL the server processes can open."""
-    db = connection.settings_dict
+    """The test database as a DATABASE_URL the server processes can open. Read from the settings, which
+    pytest-django pointed at the test database: in an event loop's context (Playwright's sync API runs one)
+    Django's ``connection`` is a new one, which may still name the development database."""
+    db = settings.DATABASES["default"]
     if db["ENGINE"].endswith("sqlite3"):
         return f"sqlite:///{Path(db['NAME']).resolve()}"
     user = db.get("USER") or "postgres"
@@ -45,6 +47,7 @@ class LiveStack:
     port: int = 0
     server: subprocess.Popen | None = None
     workers: dict[str, subprocess.Popen] = field(default_factory=dict)
+    server_name: str = "daphne"  # the ASGI server: daphne or uvicorn (processes.start_asgi)
 
     @property
     def base(self) -> str:
@@ -52,12 +55,14 @@ class LiveStack:
 
     def start_server(self) -> None:
         self.port = free_port()
-        self.server = processes.start_asgi("daphne", self.port, self.env, log_path=self.logdir / "daphne.log")
+        self.server = processes.start_asgi(self.server_name, self.port, self.env,
+                                           log_path=self.logdir / f"{self.server_name}.log")
         processes.wait_http(f"{self.base}/api/openapi.json", self.server)
 
     def restart_server(self) -> None:
         """A new server process on the same port (after the old one died)."""
-        self.server = processes.start_asgi("daphne", self.port, self.env, log_path=self.logdir / "daphne-restarted.log")
+        self.server = processes.start_asgi(self.server_name, self.port, self.env,
+                                           log_path=self.logdir / f"{self.server_name}-restarted.log")
         processes.wait_http(f"{self.base}/api/openapi.json", self.server)
 
     def start_worker(self, name: str, timeout: float = 30.0) -> subprocess.Popen:
@@ -113,9 +118,12 @@ def make_stack(logdir: Path, **extra_env: str) -> LiveStack:
 
 
 @contextmanager
-def running_stack(logdir: Path, workers: tuple[str, ...] = (), **extra_env: str) -> Iterator[LiveStack]:
-    """Daphne (and the named workers) for the duration of a block; logs printed on failure."""
+def running_stack(logdir: Path, workers: tuple[str, ...] = (), server: str = "daphne",
+                  **extra_env: str) -> Iterator[LiveStack]:
+    """Daphne, or uvicorn (``server``), and the named workers for the duration of a block; logs printed on
+    failure."""
     live = make_stack(logdir, **extra_env)
+    live.server_name = server
     try:
         live.start_server()
         for name in workers:
@@ -159,6 +167,7 @@ class Viewer:
         self.largest = 0  # bytes of the largest websocket message received
         self.split_messages = 0
         self.summarised = 0  # frames that left routine events out
+        self.comparison: dict | None = None  # a comparison's latest strip of differences
 
     @classmethod
     async def open(cls, ws_url: str, name: str, after: int | None = None) -> Viewer:
@@ -207,6 +216,8 @@ class Viewer:
             self.status = message
         elif kind == "presence":
             self.viewers = message["viewers"]
+        elif kind == "comparison":
+            self.comparison = message
         return message
 
     async def until(self, predicate, timeout: float = 30.0) -> dict:

@@ -53,23 +53,6 @@ def test_command_is_persisted_in_order_and_pending_without_driver(api, new_run):
     assert [c["seq"] for c in listed] == [1, 2]
 
 
-def test_ack_from_driver_gives_at(api, new_run, monkeypatch):
-    _, run_id, token = new_run()
-    acks = {}
-    real_wait_ack = runstore.wait_ack
-
-    def driver_acks(run, seq, timeout):
-        acks[seq] = {"status": "applied", "at": 61.5, "clock": {"t": 61.5, "speed": 1.0, "paused": False}}
-        runstore.send_ack(run, seq, acks[seq])
-        return real_wait_ack(run, seq, timeout)
-
-    monkeypatch.setattr("heartbeat_site.live.commands.runstore.wait_ack", driver_acks)
-    response = post_json(api, f"/api/runs/{run_id}/commands", {"action": "pause"}, **bearer(token))
-    assert response.status_code == 202
-    assert (response.json()["at"], response.json()["status"]) == (61.5, "applied")
-    assert list(acks) == [Command.objects.get(run_id=run_id).seq]
-
-
 def test_commands_on_ended_run_are_409(api, new_run):
     _, run_id, token = new_run()
     Run.objects.filter(pk=run_id).update(status=RunStatus.FINISHED, end_reason="the scenario's duration was reached")

@@ -51,3 +51,18 @@ def test_bad_lesson_or_drill_requests_are_named(api, dispatched, body, status, f
     response = post_json(api, "/api/runs", body)
     assert response.status_code == status and fragment in response.json()["message"], response.content
     assert dispatched == []
+
+
+def test_a_report_is_only_for_a_lesson_or_drill_and_its_trainer(api, dispatched):
+    plain = post_json(api, "/api/runs", {"scenario": "kubelet-crash"}).json()
+    lesson = post_json(api, "/api/runs", {"lesson": "two-heartbeats"}).json()
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {lesson['control_token']}"}
+    response = api.get(f"/api/runs/{plain['id']}/report", HTTP_AUTHORIZATION=f"Bearer {plain['control_token']}")
+    assert (response.status_code, response.json()["error"]) == (404, "no-lesson")
+    response = api.get(f"/api/runs/{lesson['id']}/report", HTTP_AUTHORIZATION=f"Bearer {plain['control_token']}")
+    assert (response.status_code, response.json()["error"]) == (403, "wrong-control-token")
+    assert api.get("/api/runs/no-such-run/report", **auth).status_code == 404
+    body = api.get(f"/api/runs/{lesson['id']}/report", **auth).json()
+    assert (body["lesson"]["name"], body["questions"], body["viewers"]) == ("two-heartbeats", [], [])
+    csv_text = api.get(f"/api/runs/{lesson['id']}/report?format=csv", **auth).content.decode("utf-8-sig")
+    assert csv_text.splitlines()[0].startswith("question,question_id,kind,status,")

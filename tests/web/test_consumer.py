@@ -1,4 +1,4 @@
-"""The websocket consumer in-process against the real Redis channel layer.
+"""The websocket consumer in-process against the real Redis (the run's feed, its event log).
 
 A stand-in publisher writes what a driver writes (log, state, snapshot, frames) so each
 delivery rule can be provoked on purpose: lost frames, duplicates, resumes, bad input.
@@ -15,11 +15,10 @@ import pytest_asyncio
 from autobahn.exception import Disconnected
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
-from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from heartbeat_site.asgi import application
-from heartbeat_site.live import frames, runstore
+from heartbeat_site.live import fanout, frames, publisher, runstore
 from heartbeat_site.live.consumers import RunConsumer
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.redis_client import get_redis
@@ -40,7 +39,6 @@ class FakeDriver:
         self.run_id = run_id
         self.lease = runstore.Lease(run_id, uuid.uuid4().hex, ttl=30)
         assert self.lease.acquire()
-        self.layer = get_channel_layer()
 
     @staticmethod
     def events(first: int, last: int) -> list[dict]:
@@ -65,10 +63,8 @@ class FakeDriver:
 
     async def frame(self, first: int, last: int) -> None:
         message = frames.frame(self.events(first, last), CLOCK)
-        await self.layer.group_send(
-            runstore.group_name(self.run_id),
-            {"type": "run.frame", "text": frames.dumps(message), "first": first, "last": last},
-        )
+        text = frames.dumps(message)
+        publisher.publish(self.run_id, {"type": "run.frame", "text": text, "first": first, "last": last})
 
 
 @pytest_asyncio.fixture
@@ -135,7 +131,7 @@ async def test_lost_frame_is_filled_from_log_and_duplicates_dropped(run_id):
     driver.snapshot(0)
     ws, _ = await connect(f"/ws/runs/{run_id}/")
     await receive(ws, "snapshot")
-    driver.log(1, 4)  # the frame for 1..4 is "lost" on the channel layer
+    driver.log(1, 4)  # the frame for 1..4 is "lost" on the feed
     driver.log(5, 6)
     await driver.frame(5, 6)
     await driver.frame(5, 6)  # duplicate delivery
@@ -258,7 +254,7 @@ async def test_viewer_count_and_presence_forwarding(run_id):
     await b.disconnect()
     assert runstore.viewer_count(run_id) == 1
     text = frames.dumps({"type": "presence", "viewers": 1})
-    await get_channel_layer().group_send(runstore.group_name(run_id), {"type": "run.presence", "text": text})
+    publisher.publish(run_id, {"type": "run.presence", "text": text})
     assert (await receive(a, "presence")) == {"type": "presence", "viewers": 1}
     await a.disconnect()
 
@@ -284,11 +280,11 @@ async def test_live_frames_do_not_queue_on_the_thread_sensitive_executor(run_id,
     await ws.disconnect()
 
 
-group_channel = runstore.group_channel
+feed_channel = runstore.feed_channel
 
 
 def group_subscribers(run_id: str) -> int:
-    return dict(get_redis().pubsub_numsub(group_channel(run_id)))[group_channel(run_id)]
+    return dict(get_redis().pubsub_numsub(feed_channel(run_id)))[feed_channel(run_id)]
 
 
 async def subscribers_drop_to_zero(run_id: str, timeout: float = 10.0) -> bool:
@@ -352,11 +348,28 @@ async def test_viewers_are_closed_to_reconnect_when_the_feed_fails(run_id):
     FakeDriver(run_id).snapshot(0)
     ws, _ = await connect(f"/ws/runs/{run_id}/")
     await receive(ws, "snapshot")
-    get_redis().publish(group_channel(run_id), b"\xc1")  # not msgpack
+    get_redis().publish(feed_channel(run_id), b"\xc1")  # not a feed message
     told = await receive(ws, "error")
     assert told["error"] == "live-service-unavailable" and "reconnect" in told["message"]
     assert await ws.receive_output(timeout=3) == {"type": "websocket.close", "code": 4503}
     assert await subscribers_drop_to_zero(run_id)
+
+
+async def test_a_run_message_that_fails_closes_its_viewer_to_reconnect(run_id, monkeypatch):
+    """The run's messages are handled by a task of the viewer's own (beside Channels' loop): a handler that
+    raises closes the viewer with 4503, as a lost feed does, rather than leaving it silent; the others go on."""
+    async def broken(self, message: dict) -> None:
+        raise RuntimeError("broken on purpose")
+
+    FakeDriver(run_id).snapshot(0)
+    ws, _ = await connect(f"/ws/runs/{run_id}/")
+    await receive(ws, "snapshot")
+    monkeypatch.setattr(RunConsumer, "run_clock", broken)
+    publisher.publish(run_id, {"type": "run.clock", "text": frames.dumps({"type": "clock"})})
+    while (output := await ws.receive_output(timeout=3))["type"] == "websocket.send":
+        pass  # what came before (the presence after the snapshot)
+    assert output == {"type": "websocket.close", "code": 4503}
+    assert await subscribers_drop_to_zero(run_id)  # its only viewer left the feed
 
 
 @pytest.mark.parametrize("gone", [Disconnected("Attempt to send on a closed protocol"), ConnectionResetError()],
@@ -373,3 +386,75 @@ async def test_a_viewer_gone_while_a_message_is_on_its_way_ends_its_consumer_qui
         await consumer.send(text_data='{"type": "clock"}')
     with pytest.raises(StopConsumer):
         await consumer.send(text_data="x" * frames.MAX_MESSAGE_BYTES)  # in parts
+
+
+async def test_one_redis_subscription_per_process_and_run_whatever_the_viewer_count(run_id):
+    """PUBSUB NUMSUB on the run's feed channel stays 1 from the first viewer to the fortieth (websockets and a
+    kubectl watch alike: fanout.join), a second run on the page (a comparison) gets one of its own, and each
+    viewer still gets every frame once."""
+    other = await database_sync_to_async(Run.objects.create)(
+        scenario_name="y", document={"name": "y", "title": {"en": "Y"}}, seed=1, version="1.33", duration=300,
+        control_token_hash="0" * 64,
+    )
+    driver, beside = FakeDriver(run_id), FakeDriver(other.id)
+    driver.snapshot(0)
+    beside.snapshot(0)
+    viewers = []
+    try:
+        for count in range(1, 41):
+            ws, connected = await connect(f"/ws/runs/{run_id}/")
+            assert connected
+            await receive(ws, "snapshot")
+            viewers.append(ws)
+            if count in (1, 2, 10, 40):
+                assert group_subscribers(run_id) == 1, f"{count} viewers"
+        watch_inbox = fanout.Inbox()
+        await fanout.join(run_id, "a-watch", watch_inbox)  # how a kubectl watch follows the run
+        assert group_subscribers(run_id) == 1
+        compared = [(await connect(f"/ws/runs/{other.id}/"))[0] for _ in range(3)]
+        for ws in compared:
+            await receive(ws, "snapshot")
+        assert (group_subscribers(run_id), group_subscribers(other.id)) == (1, 1)
+        driver.log(1, 3)
+        await driver.frame(1, 3)
+        beside.log(1, 1)
+        await beside.frame(1, 1)
+        for ws in viewers:
+            assert await seqs_until(ws, 3) == [1, 2, 3]
+        for ws in compared:
+            assert await seqs_until(ws, 1) == [1]
+        assert (await asyncio.wait_for(watch_inbox.get(), 3))["first"] == 1
+        await fanout.leave(run_id, "a-watch")
+        for ws in [*viewers, *compared]:
+            await ws.disconnect(timeout=10)
+        viewers = []
+        assert await subscribers_drop_to_zero(run_id)
+        assert await subscribers_drop_to_zero(other.id)
+    finally:
+        for ws in viewers:
+            await ws.disconnect(timeout=10)
+        client = get_redis()
+        for key in client.keys(f"hb:run:{{{other.id}}}:*"):
+            client.delete(key)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"type": "run.frame", "first": 3, "last": 9, "text": '{"type":"frame","events":[]}'},
+        {"type": "run.snapshot"},
+        {"type": "run.notice", "text": 'two\nlines and ünïcödé, "quoted"'},
+        {"type": "run.clock", "text": ""},
+    ],
+)
+async def test_feed_messages_come_back_as_they_were_published(message):
+    encoded = publisher.encode(message).encode()
+    assert publisher.decode(encoded) == message
+    if "text" in message:  # the page's text rides as it is, never escaped into the JSON head
+        assert encoded.endswith(message["text"].encode())
+
+
+@pytest.mark.parametrize("data", [b"\xc1", b"[1, 2]\ntext", b'{"first": 1}\n{}', b""])
+async def test_what_is_not_a_feed_message_is_refused(data):
+    with pytest.raises(ValueError):
+        publisher.decode(data)

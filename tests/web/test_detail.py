@@ -2,18 +2,27 @@
 node-level frames after it equals the node-level snapshot taken later, and a node's details
 plus the ``details`` of the frames after them equal its details taken later.
 
-The applier below does what a client does with these messages (static/js/store.js)."""
+The client is the page's own store (static/js/store.js under node, tests/web/store_view.mjs), fed the
+messages a real driver sent."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
-from heartbeat_site.live import detail
+from heartbeat_site.live import detail, runstore
+from heartbeat_site.live.publisher import Publisher
 from simulation import Simulation, load_scenario
 
-SLICE = 0.7  # virtual seconds per frame: several renewals, status syncs and pod changes each
+from .test_driver import drive_in_thread, run_factory, wait_for  # noqa: F401 (the in-process driver's runs)
+
+HARNESS = Path(__file__).with_name("store_view.mjs")
+NODE = shutil.which("node") or "/usr/bin/node"
+WATCHED = "node-2"  # its kubelet stops at 45 s: pods NotReady, endpoints not ready, evictions
 
 
 def outage_document(nodes: int = 120) -> dict:
@@ -44,106 +53,107 @@ def key_of(obj: dict) -> tuple[str, str]:
     return meta.get("namespace") or "", meta["name"]
 
 
-class NodeLevelView:
-    """A viewer's copy: objects by resource and key, pod counts, as the page keeps them."""
-
-    def __init__(self, snapshot: dict) -> None:
-        self.objects = {r: {key_of(o): o for o in objs} for r, objs in snapshot["objects"].items()}
-        self.pod_counts = dict(snapshot["podCounts"])
-
-    def apply_write(self, event: dict) -> None:
-        if event["type"] != "write" or event.get("object") is None or event["code"] >= 400:
-            return
-        objects = self.objects.setdefault(event["resource"], {})
-        if event.get("removed"):
-            objects.pop(key_of(event["object"]), None)
-        else:
-            objects[key_of(event["object"])] = event["object"]
-
-    def apply_frame(self, frame: dict) -> None:
-        for event in frame["events"]:
-            self.apply_write(event)
-        for node, renew_time in frame.get("renewals", {}).items():
-            lease = self.objects["leases"][("kube-node-lease", node)]
-            self.objects["leases"][("kube-node-lease", node)] = {
-                **lease,
-                "spec": {**lease["spec"], "renewTime": renew_time},
-            }
-        self.pod_counts.update(frame.get("podCounts", {}))
-
-    def node_events(self) -> list[dict]:
-        """The recent core/v1 Events about nodes, as a snapshot lists them."""
-        events = sorted(self.objects["events"].values(), key=lambda e: int(e["metadata"]["resourceVersion"]))
-        return events[-detail.RECENT_NODE_EVENTS :]
+def by_key(objects: list[dict]) -> list[dict]:
+    return sorted(objects, key=key_of)
 
 
-def comparable(snapshot: dict) -> dict:
-    objects = snapshot["objects"]
-    return {
-        "nodes": sorted(objects["nodes"], key=key_of),
-        "leases": sorted(objects["leases"], key=key_of),
-        "services": sorted(objects["services"], key=key_of),
-        "podCounts": snapshot["podCounts"],
-    }
+def store_view(messages: list[dict], tmp_path: Path) -> dict:
+    """What the page's real object store (static/js/store.js, under node) holds after ``messages``."""
+    path = tmp_path / "messages.json"
+    path.write_text(json.dumps({"messages": messages}))
+    done = subprocess.run([NODE, str(HARNESS), str(path)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
-def view_comparable(view: NodeLevelView) -> dict:
-    return {
-        "nodes": sorted(view.objects["nodes"].values(), key=key_of),
-        "leases": sorted(view.objects["leases"].values(), key=key_of),
-        "services": sorted(view.objects["services"].values(), key=key_of),
-        "podCounts": view.pod_counts,
-    }
+@pytest.fixture
+def driven(run_factory, monkeypatch):  # noqa: F811
+    """A node-level run (120 nodes through a zone outage) driven to 7 minutes by a real driver (a thread, real
+    Redis and database) with a viewer that opened node-2 once it registered: every message the driver sent, with
+    every snapshot it stored and the answer to the viewer's ask, in the order a viewer gets them."""
+    sent: list[dict] = []
+    monkeypatch.setattr(Publisher, "send", lambda self, message: sent.append(message))
+    store_snapshot = runstore.Lease.store_snapshot
+
+    def keep_snapshot(lease, text):
+        sent.append({"type": "stored-snapshot", "text": text})
+        return store_snapshot(lease, text)
+
+    monkeypatch.setattr(runstore.Lease, "store_snapshot", keep_snapshot)
+    run = run_factory(speed=100, document={**outage_document(), "duration": "7m"})
+    thread, _, outcome = drive_in_thread(run.id)
+    # asked once the nodes registered (about 8 s in), as a page asks for the node it shows
+    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 20, what="t > 20")
+    reply = runstore.ask_detail(run.id, WATCHED)
+    thread.join(120)
+    assert outcome == ["finished"]
+    answer = runstore.wait_answer(reply, timeout=5)
+    assert answer is not None, "the driver did not answer the viewer's detail ask"
+    return run, sent, json.loads(answer)
 
 
-def frames_until(sim: Simulation, until: float, watched: list[str]) -> list[dict]:
-    out = []
-    while sim.now < until:
-        events = [e.to_dict() for e in sim.run_until(min(until, sim.now + SLICE))]
-        if events:
-            # through JSON, as a viewer receives it (no shared dicts between frames)
-            out.append(json.loads(json.dumps(detail.node_frame(events, {}, sim, watched, 0))))
-    return out
+def page_messages(sent: list[dict], detail_answer: dict) -> tuple[list[dict], dict]:
+    """A viewer that joined on the first stored snapshot: that snapshot, then every frame after it, with the
+    node's details where the driver answered them (after the frames up to their last_seq); and the last stored
+    snapshot, which the driver stored at the run's end."""
+    snapshots = [json.loads(m["text"]) for m in sent if m["type"] == "stored-snapshot"]
+    frames = [json.loads(m["text"]) for m in sent if m["type"] == "run.frame"]
+    first, last = snapshots[0], snapshots[-1]
+    frames = [f for f in frames if f["seq"][1] > first["last_seq"]]
+    assert frames and frames[-1]["seq"][1] == last["last_seq"], "the frames do not reach the last snapshot"
+    assert all(a["seq"][1] + 1 == b["seq"][0] for a, b in zip(frames, frames[1:], strict=False)), "seq gap"
+    before = [f for f in frames if f["seq"][1] <= detail_answer["last_seq"]]
+    after = frames[len(before):]
+    return [{"type": "snapshot", **first}, *before, detail_answer, *after], last
 
 
-def test_snapshot_plus_frames_equals_later_snapshot_through_an_outage():
-    sim = Simulation(load_scenario(outage_document()))
-    sim.run_until(30)
-    view = NodeLevelView(detail.node_snapshot(sim))
-    checked = 0
-    for checkpoint in (60, 130, 200, 400):
-        for frame in frames_until(sim, checkpoint, []):
-            assert not any(e.get("resource") == "pods" for e in frame["events"]), "pods sent at node level"
-            view.apply_frame(frame)
-        later = detail.node_snapshot(sim)
-        assert view_comparable(view) == comparable(later), f"diverged by t={checkpoint}"
-        assert [e["metadata"]["name"] for e in view.node_events()] == [
-            e["metadata"]["name"] for e in later["objects"]["events"]
-        ]
-        checked += 1
-    # the outage really happened in what was compared: zone-b's nodes lost their pods' readiness
-    not_ready = sum(c["notReady"] + c["terminating"] for c in view.pod_counts.values())
-    assert not_ready > 100 and checked == 4
+@pytest.mark.django_db(transaction=True)
+def test_the_pages_store_fed_a_drivers_snapshot_and_frames_holds_its_later_snapshot(driven, tmp_path):
+    """The real store.js, fed what a real driver sent of a node-level run from its first snapshot on, holds
+    what the driver's snapshot at the run's end says: trimmed Nodes and Leases, Services, pod counts per node,
+    the recent Events about Nodes; and for the node a viewer opened, its full objects as they are at the end."""
+    run, sent, detail_answer = driven
+    messages, last = page_messages(sent, detail_answer)
+    assert detail_answer["type"] == "detail" and detail_answer["node"] == WATCHED
+    assert any(WATCHED in f.get("details", {}) for f in messages if f["type"] == "frame"), "no details sent"
+    view = store_view(messages, tmp_path)
+    expected = last["snapshot"]
+    assert view["lastSeq"] == last["last_seq"] and view["detailNode"] == WATCHED
 
+    held_nodes = {n["metadata"]["name"]: n for n in view["objects"]["nodes"]}
+    trimmed = {n["metadata"]["name"]: n for n in expected["objects"]["nodes"]}
+    assert held_nodes.keys() == trimmed.keys() and len(trimmed) == 120
+    assert {name: n for name, n in held_nodes.items() if name != WATCHED} == {
+        name: n for name, n in trimmed.items() if name != WATCHED}
+    others = [lease for lease in view["objects"]["leases"] if lease["metadata"]["name"] != WATCHED]
+    assert by_key(others) == by_key([lease for lease in expected["objects"]["leases"]
+                                     if lease["metadata"]["name"] != WATCHED])
+    assert by_key(view["objects"]["services"]) == by_key(expected["objects"]["services"])
+    assert view["podCounts"] == {name: expected["podCounts"][name] for name in trimmed}
+    # the snapshot's Events about Nodes (those among the run's 300 latest Events): the store holds each of them
+    # as it is, and no later one
+    rv = lambda e: int(e["metadata"]["resourceVersion"])  # noqa: E731
+    recent = sorted(expected["objects"]["events"], key=rv)
+    assert recent, "the snapshot has no Events about Nodes"
+    held_events = sorted((e for e in view["objects"]["events"]
+                          if e["involvedObject"]["kind"] == "Node" and rv(e) >= rv(recent[0])), key=rv)
+    assert held_events == recent
 
-def test_node_details_plus_frame_details_equal_later_details():
-    sim = Simulation(load_scenario(outage_document()))
-    sim.run_until(30)
-    node = "node-2"  # its kubelet stops at 45 s: pods NotReady, endpoints not ready, evictions
-    view = NodeLevelView({"objects": detail.node_detail(sim, node), "podCounts": {}})
-    applied = 0
-    for frame in frames_until(sim, 420, [node]):
-        for event in frame.get("details", {}).get(node, []):
-            view.apply_write(event)
-            applied += 1
-    later = detail.node_detail(sim, node)
-    for resource in ("nodes", "leases", "pods"):
-        assert sorted(view.objects[resource].values(), key=key_of) == later[resource], resource
-    held = view.objects["endpointslices"]
-    for endpoint_slice in later["endpointslices"]:
-        assert held[key_of(endpoint_slice)] == endpoint_slice
-    ready = next(c for c in later["nodes"][0]["status"]["conditions"] if c["type"] == "Ready")
-    assert ready["status"] == "Unknown" and applied > 20
+    # the opened node, as the Python side gives its details at the run's end
+    sim = Simulation(load_scenario(run.document), seed=run.seed)
+    sim.run_until(run.duration)
+    full = detail.node_detail(sim, WATCHED)
+    assert held_nodes[WATCHED] == full["nodes"][0]
+    assert [lease for lease in view["objects"]["leases"] if lease["metadata"]["name"] == WATCHED] == full["leases"]
+    assert by_key(view["objects"]["pods"]) == by_key(full["pods"]) and len(full["pods"]) > 3
+    held_slices = {key_of(s): s for s in view["objects"]["endpointslices"]}
+    assert full["endpointslices"] and all(held_slices[key_of(s)] == s for s in full["endpointslices"])
+
+    # what was compared went through the outage: zone-b's pods lost readiness, node-2 went Unknown
+    not_ready = sum(c["notReady"] + c["terminating"] for c in view["podCounts"].values())
+    assert not_ready > 100
+    ready = next(c for c in held_nodes[WATCHED]["status"]["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == "Unknown"
 
 
 def test_node_level_snapshot_has_no_pods_and_counts_them():

@@ -9,17 +9,18 @@ import time
 
 import pytest
 import redis
-from channels.layers import get_channel_layer
 from django.conf import settings
+from django.test import Client
 
-from heartbeat_site.live import runstore
+from heartbeat_site.live import publisher, runstore
 from heartbeat_site.live.driver import QUIET_CLOCK_SECONDS, RunDriver
 from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run, RunStatus
+from heartbeat_site.live.publisher import Publisher
 from heartbeat_site.live.redis_client import get_redis
 from heartbeat_site.live.tokens import hash_token
 from simulation import Simulation, load_scenario
 
-from .conftest import small_document
+from .conftest import bearer, post_json, small_document
 from .live import events_hash
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -132,14 +133,36 @@ def test_command_gets_at_persisted_before_it_applies(run_factory):
     assert [(f["action"], f["t"]) for f in faults] == [("stop-kubelet", pytest.approx(command.at, abs=1e-6))]
 
 
-def test_a_fault_is_published_at_once_not_at_the_end_of_the_slice(run_factory, settings):
+def test_a_commands_answer_gives_the_virtual_time_its_viewers_see_the_fault_at(run_factory):
+    """The trainer's 202 says when the command applied: the time of the fault in the run's stream, which the
+    driver chose (the run is 10 s or more in when the request comes)."""
     run = run_factory(speed=20, duration="3m")
-    # A long slice (big rooms have 0.25 s), and a lease that outlives it.
-    settings.HEARTBEAT = {**settings.HEARTBEAT, "FRAME_INTERVAL": 2.0, "LEASE_TTL": 6.0}
     thread, stop, _ = drive_in_thread(run.id)
-    wait_for(lambda: int(runstore.read_state(run.id).get("last_seq", 0)) > 0, what="a first slice")
-    published = int(runstore.read_state(run.id)["last_seq"])
-    wait_for(lambda: int(runstore.read_state(run.id)["last_seq"]) > published, what="the next slice")  # just began
+    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 10, what="t > 10")
+    response = post_json(Client(enforce_csrf_checks=True), f"/api/runs/{run.id}/commands",
+                         {"action": "stop-kubelet", "node": "node-2"}, **bearer("t"))
+    assert response.status_code == 202, response.content
+    answer = response.json()
+    assert answer["status"] == "applied" and answer["at"] > 10
+    wait_for(lambda: any(e["type"] == "fault" for e in logged_events(run.id)), what="the fault event")
+    stop.set()
+    thread.join(10)
+    faults = [e for e in logged_events(run.id) if e["type"] == "fault"]
+    assert [(f["action"], f["t"]) for f in faults] == [("stop-kubelet", pytest.approx(answer["at"], abs=1e-6))]
+
+
+def test_a_fault_is_published_at_once_not_at_the_end_of_the_slice(run_factory, settings, monkeypatch):
+    """A slice far longer than the test waits (big rooms have 0.25 s): the fault's frame comes within the wait, at
+    the command's virtual time, which it could not if it waited for the slice's end."""
+    run = run_factory(speed=20, duration="3m")
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "FRAME_INTERVAL": 120.0, "LEASE_TTL": 6.0}
+    sent: list[dict] = []
+    real_send = Publisher.send
+    monkeypatch.setattr(Publisher, "send",
+                        lambda publisher, message: (sent.append(message), real_send(publisher, message)))
+    frames = lambda: [json.loads(m["text"]) for m in list(sent) if m["type"] == "run.frame"]  # noqa: E731
+    thread, stop, _ = drive_in_thread(run.id)
+    wait_for(lambda: runstore.read_state(run.id).get("status") == RunStatus.RUNNING, what="the driver")
     command = Command.objects.create(
         run=run,
         seq=1,
@@ -150,13 +173,14 @@ def test_a_fault_is_published_at_once_not_at_the_end_of_the_slice(run_factory, s
     runstore.notify_command(run.id, command.pk)
     ack = runstore.wait_ack(run.id, command.seq, 5)
     assert ack["status"] == "applied"
-    wait_for(lambda: any(e["type"] == "fault" for e in logged_events(run.id)), what="the fault event")
-    # The publication that carried the fault was at the command's virtual time, not at the end
-    # of the slice: that would be up to 2 s x 20 = 40 virtual seconds later.
-    published_at = float(runstore.read_state(run.id)["t"])
-    assert published_at - ack["at"] < 10
+    wait_for(lambda: any(e["type"] == "fault" for f in frames() for e in f["events"]), timeout=60,
+             what="the fault's frame (the slice ends 120 s after it began)")
     stop.set()
     thread.join(10)
+    carrying = [f for f in frames() if any(e["type"] == "fault" for e in f["events"])]
+    assert len(carrying) == 1
+    (fault,) = [e for e in carrying[0]["events"] if e["type"] == "fault"]
+    assert fault["t"] == pytest.approx(ack["at"], abs=1e-6)
 
 
 def test_rejected_command_is_marked_and_not_replayed(run_factory):
@@ -274,23 +298,22 @@ def test_events_api_filters_by_type_for_a_late_joiners_timeline(run_factory):
     assert page["next_after"] == published[-1]["seq"] and not page["has_more"]
 
 
-class GroupListener:
-    """What the driver sends the run's viewers (the group messages every ASGI process's feed gets)."""
+class FeedListener:
+    """What the driver sends the run's viewers (the messages every ASGI process's feed gets)."""
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
-        self.layer = get_channel_layer()
-        # the layer's messages are msgpack: a client that does not decode responses
+        # the bytes as fanout.py gets them
         self.client = redis.Redis.from_url(settings.REDIS_URL)
         self.pubsub = self.client.pubsub()
-        self.pubsub.subscribe(runstore.group_channel(run_id))
+        self.pubsub.subscribe(runstore.feed_channel(run_id))
         self.messages: list[dict] = []
 
     def texts(self, kind: str) -> list[dict]:
-        """The JSON messages of channel-layer type ``kind`` received so far."""
+        """The JSON messages of feed type ``kind`` received so far."""
         while (received := self.pubsub.get_message(timeout=0.01)) is not None:
             if received["type"] == "message":  # (not the subscription's confirmation)
-                self.messages.append(self.layer.deserialize(received["data"]))
+                self.messages.append(publisher.decode(received["data"]))
         return [json.loads(m["text"]) for m in self.messages if m["type"] == kind]
 
     def wait(self, kind: str, predicate, what: str, timeout: float = 20.0) -> dict:
@@ -302,9 +325,9 @@ class GroupListener:
         self.client.close()
 
 
-def drive_until_it_ends(run: Run, outcome: str, timeout: float = 30.0) -> GroupListener:
+def drive_until_it_ends(run: Run, outcome: str, timeout: float = 30.0) -> FeedListener:
     """Drive ``run`` in a thread until its driver returns ``outcome``; what its viewers were sent."""
-    listener = GroupListener(run.id)
+    listener = FeedListener(run.id)
     thread, _, outcomes = drive_in_thread(run.id)
     thread.join(timeout)
     assert outcomes == [outcome]
@@ -315,7 +338,7 @@ def test_viewers_get_a_clock_message_on_pause_and_each_quiet_second(run_factory)
     """The pause's clock message names the last event before the pause: nothing is published after it. At
     100x the simulation always has events between its last slice and the command (it catches up first)."""
     run = run_factory(speed=100, duration="30m")
-    listener = GroupListener(run.id)
+    listener = FeedListener(run.id)
     thread, stop, _ = drive_in_thread(run.id)
     try:
         listener.wait("run.frame", lambda m: m["clock"]["t"] > 5, "frames")
@@ -381,28 +404,23 @@ def page_through(api, run_id: str, query: str) -> list[dict]:
         after = page["next_after"]
 
 
-def test_paging_through_what_redis_forgot_goes_on_from_page_to_page(run_factory, monkeypatch, replays_here):
+def test_paging_through_what_redis_forgot_goes_on_from_page_to_page(run_factory, replays_here):
     """A client paging through a run's older events (beyond the bounded log) gets exactly the logged
-    events, and the server replays the run once for all the pages, not once per page."""
+    events, page after page, and again from an earlier seq. (That the server replays the run once for all the
+    pages, not once per page, is a cost: the pages are the same either way.)"""
     from django.test import Client
-
-    from heartbeat_site.live import replay
 
     run = run_factory(speed=100, duration="1m")
     thread, _, _ = drive_in_thread(run.id)
     thread.join(30)
     published = logged_events(run.id)
     get_redis().delete(runstore.log_key(run.id))
-    built = []
-    real_init = replay.ReplayCursor.__init__
-    monkeypatch.setattr(replay.ReplayCursor, "__init__", lambda self, *a: (built.append(1), real_init(self, *a))[1])
     api = Client()
     paged = page_through(api, run.id, "limit=20")
     assert len(paged) == len(published) > 100  # several pages
     assert events_hash(paged) == events_hash(published)
-    assert len(built) == 1
-    again = api.get(f"/api/runs/{run.id}/events?after=10&limit=5").json()  # going back replays again
-    assert [e["seq"] for e in again["events"]] == [11, 12, 13, 14, 15] and len(built) == 2
+    again = api.get(f"/api/runs/{run.id}/events?after=10&limit=5").json()  # going back
+    assert again["events"] == published[10:15]
 
 
 @pytest.mark.parametrize("forgotten", [False, True], ids=["from the log", "replayed"])
@@ -461,3 +479,56 @@ def test_a_drills_replayed_pages_are_filtered_as_its_viewers_saw_the_events(run_
     wanted = [e for e in shown if e["type"] in ("transition", "hidden")]
     assert len(wanted) > 6 and any(e["type"] == "hidden" for e in wanted)
     assert page_through(Client(), run.id, "limit=5&types=transition,hidden") == wanted
+
+
+def test_a_simulation_error_fails_the_run_and_tells_its_viewers(run_factory, monkeypatch):
+    """Only an error of the simulation itself marks a run ``failed``: the row says so with the error, the run is
+    no longer active, and its viewers get a ``status`` message saying ``failed`` and why."""
+    from django.test import Client
+
+    sent: list[dict] = []
+    real_send = Publisher.send
+    monkeypatch.setattr(Publisher, "send",
+                        lambda publisher, message: (sent.append(message), real_send(publisher, message)))
+    real_run_until = Simulation.run_until
+
+    def run_until(sim, t):
+        if sim.now > 20:
+            raise ZeroDivisionError("a bug in the simulation")
+        return real_run_until(sim, t)
+
+    monkeypatch.setattr(Simulation, "run_until", run_until)
+    run = run_factory(speed=20, duration="3m")
+    thread, _, outcome = drive_in_thread(run.id)
+    thread.join(30)
+    assert outcome == ["failed"]
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and "a bug in the simulation" in run.end_reason and run.ended_at
+    assert run.id not in runstore.active_runs()
+    statuses = [json.loads(m["text"]) for m in sent if m["type"] == "run.status"]
+    assert [(s["status"], "a bug in the simulation" in s["reason"]) for s in statuses] == [(RunStatus.FAILED, True)]
+    body = Client().get(f"/api/runs/{run.id}").json()
+    assert body["status"] == "failed" and "a bug in the simulation" in body["end_reason"]
+
+
+def test_an_ended_runs_log_and_snapshot_leave_redis_after_the_retention_and_are_replayed(run_factory, settings,
+                                                                                          replays_here):
+    """HEARTBEAT_RETENTION_SECONDS: a running run's log and snapshot stay; an ended run's go that long after its
+    end, and its events and snapshot are then replayed, the same as they were."""
+    from django.test import Client
+
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "RETENTION_SECONDS": 3}
+    run = run_factory(speed=20, duration="1m")
+    thread, _, outcome = drive_in_thread(run.id)
+    keys = [runstore.log_key(run.id), runstore.snapshot_key(run.id), runstore.state_key(run.id)]
+    wait_for(lambda: all(get_redis().exists(key) for key in keys), what="the run's log, snapshot and state")
+    assert [get_redis().ttl(key) for key in keys] == [-1, -1, -1]  # running: kept
+    thread.join(30)
+    assert outcome == ["finished"]
+    published = logged_events(run.id)
+    api = Client()
+    snapshot = api.get(f"/api/runs/{run.id}/snapshot").json()
+    assert all(0 < get_redis().ttl(key) <= 3 for key in keys)
+    wait_for(lambda: not any(get_redis().exists(key) for key in keys), timeout=10, what="the retention's end")
+    assert len(published) > 100 and page_through(api, run.id, "limit=500") == published
+    assert api.get(f"/api/runs/{run.id}/snapshot").json() == snapshot

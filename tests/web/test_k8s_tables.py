@@ -1,56 +1,72 @@
 """A repeated Table list reprints only the objects that changed (heartbeat_site/k8sapi/tables.py, ``RowCache``):
-what kubectl prints must still be what a fresh print of the same objects gives, ages included, while a run
-crashes a kubelet, marks pods not ready, evicts and replaces them. A real driver (in a thread) and Redis."""
+what the real kubectl prints from a server that has been listing a run all along must be what it prints from a
+server started fresh at that moment, ages included, while the run crashes a kubelet, marks pods not ready,
+evicts and replaces them. On Daphne (two of them) with a Celery worker and Redis."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import orjson
 import pytest
-from django.test import Client
 
-from heartbeat_site.k8sapi import cluster, tables
+from heartbeat_site import processes
+from heartbeat_site.embedded_redis import free_port
 from heartbeat_site.live import runstore
 
-from .test_driver import drive_in_thread, run_factory, wait_for  # noqa: F401 (run_factory: a fixture)
+from .kubectl import Kubectl, command
+from .live import Viewer, ahttp
+from .test_kubectl_reads import stack  # noqa: F401 (the module's Daphne, worker and Redis)
 
-pytestmark = [pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
-TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
-KUBELET_CRASH = Path(__file__).resolve().parents[2] / "simulation" / "builtin" / "kubelet-crash.yaml"
-LISTS = [  # (path under the run's API, resource, includeObject)
-    ("api/v1/pods", "pods", "Metadata"),
-    ("api/v1/pods", "pods", "Object"),
-    ("api/v1/nodes", "nodes", "Metadata"),
-    ("api/v1/events", "events", "Metadata"),
-    ("apis/coordination.k8s.io/v1/leases", "leases", "Metadata"),
-    ("apis/discovery.k8s.io/v1/endpointslices", "endpointslices", "Metadata"),
-    ("apis/apps/v1/deployments", "deployments", "Metadata"),
+LISTS = [
+    ("get", "pods", "-A", "-o", "wide"),
+    ("get", "pods", "-A", "--show-labels"),
+    ("get", "nodes", "-o", "wide"),
+    ("get", "events", "-A"),
+    ("get", "leases", "-A"),
+    ("get", "endpointslices", "-A"),
+    ("get", "deployments", "-A", "-o", "wide"),
 ]
 
 
-def test_repeated_tables_print_what_a_fresh_print_gives(run_factory):  # noqa: F811
-    run = run_factory(document=KUBELET_CRASH.read_text())
-    thread, stop, _ = drive_in_thread(run.id)
-    client = Client()
-    seen: set[str] = set()
-    try:
-        for until in (30, 120, 200, 430, 500):  # before the crash, NotReady, tainted, evicted, replaced
-            wait_for(lambda t=until: float(runstore.read_state(run.id).get("t", 0)) >= t, timeout=30,
-                     what=f"the run at {until} s")
-            for path, resource, include in LISTS:
-                response = client.get(f"/k8s/runs/{run.id}/{path}?includeObject={include}", HTTP_ACCEPT=TABLE)
-                assert response.status_code == 200, response.content
-                served = orjson.loads(response.content)
-                objs = cluster._RUNS[run.id]  # as the request left them: a run this small has no follower
-                store = objs.objects[resource]
-                fresh = tables.table(resource, [store[key] for key in objs.sorted_keys(resource)], objs.now,
-                                     served["metadata"], include=include)
-                assert served == orjson.loads(orjson.dumps(fresh)), f"{path} {include} at {objs.t} s"
-                seen.update(row["cells"][2] for row in served["rows"] if resource == "pods")
-    finally:
-        stop.set()
-        thread.join(10)
-        cluster._RUNS.pop(run.id, None)
-    assert {"Running", "Terminating"} <= seen  # the lists did see pods change
+async def texts(kubectl: Kubectl) -> dict[tuple[str, ...], str]:
+    return {args: await kubectl.out(*args) for args in LISTS}
+
+
+async def paused_texts(run: dict, viewer: Viewer, kubectl: Kubectl) -> dict[tuple[str, ...], str]:
+    """The lists at the paused run's published seq (a paused driver may still publish what it had simulated
+    before the pause: read until the seq stays put)."""
+    await command(viewer.base, run, "pause")
+    while not (await viewer.next_of_type("clock"))["clock"]["paused"]:
+        pass
+    for _ in range(10):
+        seq = runstore.read_state(run["id"])["last_seq"]
+        found = await texts(kubectl)
+        if runstore.read_state(run["id"])["last_seq"] == seq:
+            return found
+    raise AssertionError("the run's published seq kept moving after the pause")
+
+
+async def test_a_server_that_listed_all_along_prints_what_a_fresh_one_prints(stack, tmp_path):  # noqa: F811
+    status, run = await ahttp("POST", f"{stack.base}/api/runs", {"scenario": "kubelet-crash", "speed": 20})
+    assert status == 201, run
+    viewer = await Viewer.open(run["ws_url"], "viewer")
+    viewer.base = stack.base
+    warm = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path / "warm")
+    statuses: set[str] = set()
+    for until in (30, 120, 200, 430, 500):  # before the crash, NotReady, tainted, evicted, replaced
+        while float(runstore.read_state(run["id"]).get("t", 0)) < until:  # the warm server lists as the run goes
+            await texts(warm)
+        listed = await paused_texts(run, viewer, warm)
+        port = free_port()
+        fresh = processes.start_asgi("daphne", port, stack.env, log_path=tmp_path / f"fresh-{until}.log")
+        try:
+            processes.wait_http(f"http://127.0.0.1:{port}/api/openapi.json", fresh)
+            cold = Kubectl(f"http://127.0.0.1:{port}/k8s/runs/{run['id']}", tmp_path / f"cold-{until}")
+            assert await texts(cold) == listed, f"at {until} s"
+        finally:
+            processes.stop(fresh, timeout=10)
+        pods = listed[("get", "pods", "-A", "-o", "wide")].splitlines()[1:]
+        statuses.update(row.split()[3] for row in pods)
+        await command(stack.base, run, "resume")
+    assert {"Running", "Terminating"} <= statuses  # the lists did see pods change
+    await viewer.close()

@@ -2,7 +2,7 @@
 of its own (``heartbeat_site/k8sapi/cluster.py``, ``API_THREADS``), not on the event loop's default
 executor, which the websocket consumers read Redis with (docs/kubectl.md, "Where the objects come from").
 
-In-process: the ASGI application, the real Redis and channel layer, a stand-in driver."""
+In-process: the ASGI application, the real Redis, a stand-in driver."""
 
 from __future__ import annotations
 

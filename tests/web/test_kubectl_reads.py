@@ -4,7 +4,9 @@ on Daphne with a Celery worker and Redis."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import urllib.request
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -14,7 +16,7 @@ from heartbeat_site.k8sapi.tables import since
 from heartbeat_site.live import runstore
 
 from .conftest import small_document
-from .kubectl import Kubectl, broken_run, command, lines, new_run, pause, read_until
+from .kubectl import Kubectl, broken_run, command, lines, new_run, pause, read_until, statefulset_run
 from .live import Viewer, is_ready_change, running_stack
 
 pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -123,6 +125,23 @@ async def test_pods_events_and_endpointslices(stack, tmp_path):
     labelled = await kubectl.out("get", "pods", "-l", "app=web", "-o", "name")
     assert sorted(lines(labelled)) == sorted(f"pod/{p['metadata']['name']}" for p in pods
                                              if p["metadata"].get("labels", {}).get("app") == "web")
+    # set-based selectors (docs/kubectl.md): in, notin, exists, does not exist, and terms that must all hold
+    nodes = json.loads(await kubectl.out("get", "nodes", "-o", "json"))["items"]
+    labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in nodes}
+    host = "kubernetes.io/hostname"
+    assert len(labels) == 3 and all(found.get(host) == name for name, found in labels.items())
+    for selector, wanted in [
+        (f"{host} in (node-1,node-3)", {"node-1", "node-3"}),
+        (f"{host} notin (node-2)", {"node-1", "node-3"}),
+        (f"{host} notin (node-9)", {"node-1", "node-2", "node-3"}),
+        (host, {"node-1", "node-2", "node-3"}),
+        (f"!{host}", set()),
+        ("!no-such-label", {"node-1", "node-2", "node-3"}),
+        (f"{host} in (node-1,node-2),{host}!=node-1", {"node-2"}),
+        (f"{host} in (node-1), {host} notin (node-1)", set()),
+    ]:
+        listed = (await kubectl.out("get", "nodes", "-l", selector, "-o", "name")).split()
+        assert sorted(listed) == sorted(f"node/{name}" for name in wanted), selector
 
     events = lines(await kubectl.out("get", "events", "-A"))
     assert events[0].split() == ["NAMESPACE", "LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
@@ -225,3 +244,90 @@ async def test_events_in_the_events_k8s_io_v1_shape(stack, tmp_path):
         assert event["eventTime"].startswith(legacy["firstTimestamp"].removesuffix("Z"))
     not_ready = [e for e in new if e["reason"] == "NodeNotReady" and e["regarding"]["name"] == "node-2"]
     assert not_ready and not_ready[0]["reportingController"] == "node-controller"
+
+
+def by_name(items: list[dict]) -> dict[str, dict]:
+    return {item["metadata"]["name"]: item for item in items}
+
+
+async def test_a_statefulset_its_claims_volumes_and_attachments(stack, tmp_path):
+    """statefulset-node-lost past the taint eviction (~410 s): the pod on node-2 is Terminating, its volume still
+    attached there, as kubectl shows them."""
+    run, kubectl, viewer = await statefulset_run(stack.base, tmp_path, until=430)
+    await pause(stack.base, run, viewer)
+
+    out, t = await at_published_time(run, kubectl, "get", "statefulsets")
+    sts = json.loads(await kubectl.out("get", "sts", "db", "-o", "json"))
+    assert (sts["apiVersion"], sts["kind"], sts["spec"]["replicas"]) == ("apps/v1", "StatefulSet", 3)
+    ready = f"{sts['status'].get('readyReplicas', 0)}/3"
+    assert [line.split() for line in lines(out)] == [["NAME", "READY", "AGE"],
+                                                     ["db", ready, age(sts["metadata"]["creationTimestamp"], t)]]
+    wide = lines(await kubectl.out("get", "sts", "-o", "wide"))
+    assert wide[0].split() == ["NAME", "READY", "AGE", "CONTAINERS", "IMAGES"]
+    assert wide[1].split()[3:] == ["db", "registry.example/db:1.0"]
+
+    pods = by_name(json.loads(await kubectl.out("get", "pods", "-l", "app=db", "-o", "json"))["items"])
+    stuck = next(name for name, pod in pods.items() if pod["spec"].get("nodeName") == "node-2")
+    assert pods[stuck]["metadata"].get("deletionTimestamp")  # evicted, but its kubelet cannot confirm
+
+    claims = by_name(json.loads(await kubectl.out("get", "pvc", "-o", "json"))["items"])
+    assert sorted(claims) == ["data-db-0", "data-db-1", "data-db-2"]
+    volumes = by_name(json.loads(await kubectl.out("get", "pv", "-o", "json"))["items"])
+    attachments = json.loads(await kubectl.out("get", "volumeattachments", "-o", "json"))["items"]
+
+    table = lines(await kubectl.out("get", "pvc"))
+    assert table[0].split() == ["NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS", "MODES", "STORAGECLASS",
+                                "VOLUMEATTRIBUTESCLASS", "AGE"]
+    for row in table[1:]:
+        name, status, volume, capacity, modes, storage_class, attributes_class, _ = row.split()
+        claim = claims[name]
+        assert (status, volume, capacity, modes) == ("Bound", claim["spec"]["volumeName"], "1Gi", "RWO")
+        assert (storage_class, attributes_class) == (claim["spec"]["storageClassName"], "<unset>")
+    assert lines(await kubectl.out("get", "pvc", "-o", "wide"))[0].split()[-1] == "VOLUMEMODE"
+
+    table = lines(await kubectl.out("get", "pv"))
+    assert table[0].split() == ["NAME", "CAPACITY", "ACCESS", "MODES", "RECLAIM", "POLICY", "STATUS", "CLAIM",
+                                "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"]
+    assert sorted(row.split()[5] for row in table[1:]) == ["default/data-db-0", "default/data-db-1",
+                                                           "default/data-db-2"]
+    for row in table[1:]:
+        cells = row.split()  # REASON is empty
+        assert cells[1:5] == ["1Gi", "RWO", volumes[cells[0]]["spec"]["persistentVolumeReclaimPolicy"], "Bound"]
+        assert claims[cells[5].split("/")[1]]["spec"]["volumeName"] == cells[0]
+
+    table = lines(await kubectl.out("get", "volumeattachments"))
+    assert table[0].split() == ["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"]
+    rows = {row.split()[0]: row.split() for row in table[1:]}
+    assert sorted(rows) == sorted(a["metadata"]["name"] for a in attachments)
+    stuck_volume = claims[f"data-{stuck}"]["spec"]["volumeName"]
+    on_node_2 = [cells for cells in rows.values() if cells[2] == stuck_volume]
+    assert [cells[3:5] for cells in on_node_2] == [["node-2", "true"]]  # still attached to the dead node
+    assert all(cells[1] == attachments[0]["spec"]["attacher"] for cells in rows.values())
+
+    claim = yaml.safe_load(await kubectl.out("get", "pvc", f"data-{stuck}", "-o", "yaml"))
+    assert (claim["kind"], claim["status"]["phase"]) == ("PersistentVolumeClaim", "Bound")
+    volume = yaml.safe_load(await kubectl.out("get", "pv", stuck_volume, "-o", "yaml"))
+    assert volume["spec"]["claimRef"]["name"] == f"data-{stuck}"
+    node_of = await kubectl.out("get", "volumeattachment", on_node_2[0][0], "-o", "jsonpath={.spec.nodeName}")
+    assert node_of == "node-2"
+    attached = await kubectl.out("get", "node", "node-2", "-o", "jsonpath={.status.volumesAttached[*].name}")
+    assert volume["spec"]["csi"]["volumeHandle"] in attached
+
+    described = await kubectl.out("describe", "pvc", f"data-{stuck}")
+    assert f"Used By:       {stuck}" in described and f"Volume:        {stuck_volume}" in described
+    described = await kubectl.out("describe", "sts", "db")
+    assert "Replicas:           3 desired | 3 total" in described
+
+    kinds = {line.split()[0].split("/")[0] for line in lines(await kubectl.out("get", "all", "--no-headers")) if line}
+    assert "statefulset.apps" in kinds and "persistentvolumeclaim" not in kinds
+    by_field = await kubectl.out("get", "pvc", "--field-selector", f"metadata.name=data-{stuck}", "-o", "name")
+    assert by_field.split() == [f"persistentvolumeclaim/data-{stuck}"]
+    missing = await kubectl.arun("get", "pv", "pvc-nope", check=False)
+    assert missing.stderr.strip() == 'Error from server (NotFound): persistentvolumes "pvc-nope" not found'
+
+    # the objects export holds them as kubectl -o yaml prints them
+    url = f"{stack.base}/api/runs/{run['id']}/export/objects.yaml"
+    text = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=60).read().decode())
+    exported = [(item["kind"], item["metadata"]["name"]) for item in yaml.safe_load(text)["items"]]
+    assert ("StatefulSet", "db") in exported and ("PersistentVolumeClaim", f"data-{stuck}") in exported
+    assert ("PersistentVolume", stuck_volume) in exported and ("VolumeAttachment", on_node_2[0][0]) in exported

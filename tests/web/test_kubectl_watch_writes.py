@@ -1,5 +1,6 @@
 """The real kubectl watching a live run (``get nodes -w``) and writing to it with the control token
-(``cordon``, ``uncordon``) or without it (403 Forbidden)."""
+(``cordon``, ``uncordon``, ``delete node``, ``taint`` and ``delete pod --force``) or without it (403 Forbidden);
+writes the simulation has no command for are refused saying what it supports."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ import websockets
 import yaml
 
 from .conftest import small_document
-from .kubectl import KUBECTL, Kubectl, command, new_run, read_until
+from .kubectl import KUBECTL, Kubectl, command, lines, new_run, read_until, statefulset_run
 from .live import Viewer, ahttp, is_fault, running_stack
 
+OUT_OF_SERVICE = "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"
 pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 
@@ -78,12 +80,132 @@ async def test_cordon_needs_the_control_token(stack, tmp_path):
 
     pod = (await kubectl.out("get", "pods", "-o", "name")).split()[0]
     pods = await trainer.arun("delete", pod, check=False)
-    assert "the simulation has no command to delete or evict a single pod" in pods.stderr
+    assert "the simulation deletes a single pod only by force" in pods.stderr
 
     back = await trainer.arun("uncordon", "node-1")
     assert back.stdout.strip() == "node/node-1 uncordoned"
     await viewer.until(is_fault("uncordon", "node-1"))
     await viewer.close()
+
+
+async def test_writes_are_refused_without_the_token_and_bad_ones_say_why(stack, tmp_path):
+    run = await new_run(stack.base, {**small_document(), "duration": "10m"}, speed=10)
+    viewer = await Viewer.open(run["ws_url"], "viewer")
+    await viewer.until(lambda e: e["t"] > 20)  # the pods are created at 15 s
+    await viewer.close()
+    kubectl = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
+    trainer = Kubectl(control_server(stack, run, run["control_token"]), tmp_path)
+    pod = (await kubectl.out("get", "pods", "-o", "name")).split()[0].removeprefix("pod/")
+
+    taint = await kubectl.arun("taint", "nodes", "node-2", OUT_OF_SERVICE, check=False)
+    assert taint.returncode == 1
+    assert taint.stderr.strip() == (
+        'Error from server (Forbidden): nodes "node-2" is forbidden: User "system:anonymous" cannot patch resource '
+        '"nodes" in API group "" at the cluster scope: this run\'s API is read-only without its control token '
+        "(docs/kubectl.md)")
+    force = await kubectl.arun("delete", "pod", pod, "--grace-period=0", "--force", check=False)
+    assert force.returncode == 1
+    assert (f'Error from server (Forbidden): pods "{pod}" is forbidden: User "system:anonymous" cannot delete '
+            'resource "pods" in API group "" in the namespace "default"') in force.stderr
+    assert (await kubectl.out("get", "pod", pod, "-o", "name")).strip() == f"pod/{pod}"  # still there
+    node = json.loads(await kubectl.out("get", "node", "node-2", "-o", "json"))
+    assert "node.kubernetes.io/out-of-service" not in [t["key"] for t in node["spec"].get("taints") or ()]
+
+    other = await trainer.arun("taint", "nodes", "node-2", "dedicated=db:NoSchedule", check=False)
+    assert other.returncode == 1
+    assert 'The Node "node-2" is invalid: spec.taints: the dedicated taint cannot be added; only adding or ' \
+           "removing the node.kubernetes.io/out-of-service taint is supported (kubectl taint nodes node-2 " \
+           "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute)" in other.stderr
+    label = await trainer.arun("label", "node", "node-2", "disk=ssd", check=False)
+    assert label.returncode == 1
+    assert 'The Node "node-2" is invalid: metadata.labels: the simulation can change only spec.unschedulable' \
+        in label.stderr
+    graceful = await trainer.arun("delete", "pod", pod, "--wait=false", check=False)
+    assert graceful.returncode == 1
+    assert f"a graceful delete of pods/{pod} (no gracePeriodSeconds): the simulation deletes a single pod only " \
+           "by force (kubectl delete pod NAME --grace-period=0 --force" in graceful.stderr
+    unforced = await trainer.arun("delete", "pod", pod, "--grace-period=0", "--wait=false", check=False)
+    assert "(gracePeriodSeconds 1, what kubectl sends for --grace-period=0 without --force)" in unforced.stderr
+    missing = await trainer.arun("delete", "pod", "db-9", "--grace-period=0", "--force", check=False)
+    assert missing.returncode == 1
+    assert missing.stderr.strip().splitlines()[-1] == 'Error from server (NotFound): pods "db-9" not found'
+
+
+async def stuck_pod(kubectl: Kubectl) -> tuple[dict, str, str]:
+    """The StatefulSet's pod on node-2 (evicted, Terminating), its volume, and that volume's attachment."""
+    pods = json.loads(await kubectl.out("get", "pods", "-l", "app=db", "-o", "json"))["items"]
+    pod = next(p for p in pods if p["spec"].get("nodeName") == "node-2")
+    assert pod["metadata"].get("deletionTimestamp")
+    claim = next(v["persistentVolumeClaim"]["claimName"] for v in pod["spec"]["volumes"])
+    volume = json.loads(await kubectl.out("get", "pvc", claim, "-o", "json"))["spec"]["volumeName"]
+    attachments = json.loads(await kubectl.out("get", "volumeattachments", "-o", "json"))["items"]
+    attachment = next(a["metadata"]["name"] for a in attachments
+                      if a["spec"]["source"]["persistentVolumeName"] == volume)
+    return pod, volume, attachment
+
+
+async def test_out_of_service_taint_frees_the_stuck_pod_and_detaches_its_volume(stack, tmp_path):
+    run, kubectl, viewer = await statefulset_run(stack.base, tmp_path, until=430)
+    pod, volume, attachment = await stuck_pod(kubectl)
+    name = pod["metadata"]["name"]
+    trainer = Kubectl(control_server(stack, run, run["control_token"]), tmp_path)
+
+    watching = await kubectl.start("get", "volumeattachments", "--output-watch-events", "-w")
+    try:
+        listed = await read_until(watching, lambda line: line.split()[1:2] == [attachment])
+        assert listed[0].split() == ["EVENT", "NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"]
+        assert listed[-1].split()[3:6] == [volume, "node-2", "true"]
+        done = await trainer.arun("taint", "nodes", "node-2", OUT_OF_SERVICE)
+        assert done.stdout.strip() == "node/node-2 tainted"
+        tainted = await viewer.until(is_fault("taint-out-of-service", "node-2"))
+        assert tainted["component"] == "trainer"
+        # the attach/detach controller detaches at once from a node with the taint: the attachment goes
+        gone = await read_until(watching, lambda line: line.split()[:2] == ["DELETED", attachment], timeout=60)
+        assert all(line.split()[1] != attachment or line.split()[0] != "ADDED" for line in gone)
+    finally:
+        watching.kill()
+        await watching.wait()
+    taints = await kubectl.out("get", "node", "node-2", "-o", "jsonpath={.spec.taints[*].key}")
+    assert "node.kubernetes.io/out-of-service" in taints.split()
+
+    # Pod GC deleted the stuck pod; the StatefulSet controller made it again elsewhere, where it runs
+    waited = await kubectl.arun("wait", "--for=condition=Ready", f"pod/{name}", "--timeout=60s", timeout=90)
+    assert waited.stdout.strip() == f"pod/{name} condition met"
+    again = json.loads(await kubectl.out("get", "pod", name, "-o", "json"))
+    assert again["metadata"]["uid"] != pod["metadata"]["uid"]
+    assert again["spec"]["nodeName"] != "node-2"
+    attachments = json.loads(await kubectl.out("get", "volumeattachments", "-o", "json"))["items"]
+    assert [(a["spec"]["nodeName"], a["status"]["attached"]) for a in attachments
+            if a["spec"]["source"]["persistentVolumeName"] == volume] == [(again["spec"]["nodeName"], True)]
+    await viewer.close()
+
+
+async def test_force_delete_lets_the_replacement_in_but_not_its_volume(stack, tmp_path):
+    run, kubectl, viewer = await statefulset_run(stack.base, tmp_path, until=430)
+    pod, volume, attachment = await stuck_pod(kubectl)
+    name = pod["metadata"]["name"]
+    trainer = Kubectl(control_server(stack, run, run["control_token"]), tmp_path)
+
+    done = await trainer.arun("delete", "pod", name, "--grace-period=0", "--force")
+    assert done.stdout.strip() == f'pod "{name}" force deleted'
+    assert "Immediate deletion does not wait for confirmation" in done.stderr  # kubectl's own warning
+    await viewer.until(lambda e: e["type"] == "fault" and e.get("action") == "force-delete-pod")
+    # the replacement is created at once, and waits: the volume is still attached to node-2
+    multi_attach = await viewer.until(lambda e: e["type"] == "write" and e.get("resource") == "events"
+                                      and (e.get("object") or {}).get("reason") == "FailedAttachVolume")
+    assert multi_attach["object"]["message"].startswith(f'Multi-Attach error for volume "{volume}"')
+    await viewer.close()
+    again = json.loads(await kubectl.out("get", "pod", name, "-o", "json"))
+    assert again["metadata"]["uid"] != pod["metadata"]["uid"]
+    assert again["spec"]["nodeName"] != "node-2"
+    row = (await kubectl.out("get", "pod", name, "--no-headers")).split()
+    assert row[:3] == [name, "0/1", "ContainerCreating"]  # what kubectl get pods shows of the wait
+    events = lines(await kubectl.out("get", "events", "--field-selector",
+                                     f"involvedObject.name={name},reason=FailedAttachVolume"))
+    assert len(events) >= 2 and "Multi-Attach error" in events[1]
+    still = await kubectl.out("get", "volumeattachment", attachment, "-o", "jsonpath={.spec.nodeName} "
+                              "{.status.attached}")
+    assert still == "node-2 true"  # until the attach/detach controller's force detach, 6 minutes on
 
 
 async def test_delete_node_with_the_control_token(stack, tmp_path):

@@ -150,10 +150,11 @@ STACK_APPLICATION = "heartbeat-stack"  # how the stack's connections name themse
 
 
 def terminate_other_connections() -> int:
-    """Cut every connection the site's processes hold (the web server's and the worker's)."""
+    """Cut every connection the site's processes hold (the web server's and the worker's): those to this test's
+    database, not another pytest worker's stacks on the same server."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
-                       [STACK_APPLICATION])
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s"
+                       " AND datname = current_database()", [STACK_APPLICATION])
         cut = len(cursor.fetchall())
     assert cut > 0, "no connection of the stack to cut"
     return cut

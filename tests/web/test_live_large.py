@@ -9,24 +9,22 @@ Sizes are the ones users pick: the 180-node built-in, 1,000 and 5,000 nodes (3 z
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 
-import psutil
 import pytest
 
+from heartbeat_site.live import detail
 from heartbeat_site.live.frames import MAX_MESSAGE_BYTES
+from heartbeat_site.live.models import Run
+from simulation import Simulation, load_scenario
 
 from .conftest import small_document
 from .kubectl import Kubectl
 from .live import Viewer, ahttp, is_fault, is_taint_added, running_stack
 
 pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
-
-# A run on a busy worker that sends nothing for this long is stuck behind the busy one (each quiet second
-# has its clock message): a livelock, whatever the machine's load
-SILENT = 10.0
-
 
 def large_document(nodes: int, name: str) -> dict:
     """``nodes`` nodes in three zones, 10 web pods per node, a Service and a DaemonSet."""
@@ -139,21 +137,16 @@ async def test_large_run_at_10x_outage_never_exceeds_1_mib_nor_loses_its_driver(
     status, body = await ahttp("POST", f"{stack.base}/api/runs/{run['id']}/commands",
                                {"action": "zone-outage", "zone": "zone-b"}, token=run["control_token"])
     assert (status, body["status"]) == (202, "applied"), body
-    gaps: list[float] = []
+    small_t = [little.first_message["clock"]["t"]]  # the 3-node run's virtual time, message by message
 
     async def watch_small() -> None:
-        last = time.monotonic()
         while True:
-            try:
-                await little.next(SILENT)
-            except TimeoutError:
-                gaps.append(SILENT)
-                return
-            now = time.monotonic()
-            gaps.append(now - last)
-            last = now
+            message = await little.next(3600)  # the viewer checks its frames' seqs: no gap, no duplicate
+            if "t" in (message.get("clock") or {}):
+                small_t.append(message["clock"]["t"])
 
     watcher = asyncio.create_task(watch_small())
+    big_from = big.events[-1]["t"] if big.events else big.first_message["clock"]["t"]
     try:
         await follow(big, 30)  # 30 s of the outage at 10x
         await big.until(lambda e: e["type"] == "transition" and e.get("kind") == "node-ready"
@@ -163,11 +156,14 @@ async def test_large_run_at_10x_outage_never_exceeds_1_mib_nor_loses_its_driver(
         watcher.cancel()
     assert big.status is None, f"the run ended: {big.status}"
     assert big.largest <= MAX_MESSAGE_BYTES, f"a message of {big.largest:,} bytes"
-    # starved, not stalled: how long it waits at most is a benchmark's figure (bench/large_bench.py)
-    assert gaps and max(gaps) < SILENT, f"the 3-node run went {max(gaps):.1f} s without a message"
-    assert little.status is None and little.events, "the 3-node run ended"
-    logs = stack.logs()
-    assert "lease-lost" not in logs and "lease lost" not in logs, "a busy driver lost its run"
+    # The busy driver kept its run: every frame continued the last (the viewer checks the seqs), in time order.
+    assert all(a["t"] <= b["t"] for a, b in itertools.pairwise(big.events))
+    # Starved, not stalled: while the large run went on through its outage, the 3-node run on the same worker (the
+    # same speed) went on too, by at least a tenth as much (a machine's load slows both; how long it waits at most
+    # is a benchmark's figure, bench/large_bench.py).
+    assert little.status is None, "the 3-node run ended"
+    big_progress, small_progress = big.events[-1]["t"] - big_from, small_t[-1] - small_t[0]
+    assert small_progress >= big_progress / 10, f"3-node run: {small_progress:.0f} s; large run: {big_progress:.0f} s"
 
     # a learner's own kubectl reads the whole cluster: every pod (a gzipped Table of up to 29 MB), zone-b NotReady
     kubectl = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
@@ -197,18 +193,24 @@ async def test_a_worker_killed_during_a_large_run_is_still_taken_over(django_db_
         await viewer.close()
 
 
-async def test_a_large_seek_is_replayed_beside_daphne_not_in_it(stack):
-    """A seek of 200 nodes over 30 virtual seconds (6,000 node-seconds) goes to Daphne's replay process
-    (heartbeat_site/live/replayer.py): it answers the run's nodes at that time, from a child of Daphne's."""
+async def test_a_large_seek_answers_the_runs_state_at_that_time(stack):
+    """A seek of 200 nodes over 30 virtual seconds (6,000 node-seconds), which Daphne's replay process
+    (heartbeat_site/live/replayer.py) answers: the run's nodes, Leases, Events and pod counts at that time."""
     status, run = await ahttp("POST", f"{stack.base}/api/runs", {"document": large_document(200, "seek"), "speed": 10})
     assert status == 201, run
     viewer = await Viewer.open(run["ws_url"], "viewer")
     await viewer.until(lambda e: e["t"] > 30, timeout=120)
     await viewer.close()
-    daphne = psutil.Process(stack.server.pid)
-    assert not daphne.children()
     status, body = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}/snapshot?t=30")
     assert status == 200, body
     snapshot = body["snapshot"]
     assert (body["clock"]["t"], snapshot["detail"], len(snapshot["objects"]["nodes"])) == (30, "nodes", 200)
-    assert any("spawn_main" in " ".join(child.cmdline()) for child in daphne.children())
+    # the same answer as the run's simulation at 30 s (what the replay beside Daphne spares the viewers' frames is
+    # bench/replay_bench.py's figure)
+    row = await Run.objects.aget(pk=run["id"])
+    sim = Simulation(load_scenario(row.document), seed=row.seed)
+    sim.run_until(30)
+    expected = detail.node_snapshot(sim)
+    for resource in ("nodes", "leases", "events"):
+        assert snapshot["objects"][resource] == expected["objects"][resource], resource
+    assert snapshot["podCounts"] == expected["podCounts"]

@@ -116,6 +116,7 @@ async def test_a_question_survives_a_worker_killed_mid_question(stack):
     reloaded = await Viewer.open(run["ws_url"], "reloaded")
     state = await reloaded.next_of_type("lesson")
     assert state["revealed"][0]["question"] == "notready-when" and state["revealed"][0]["correct"] == 50
+    assert state["revealed"][0]["tolerance"] == 5  # what tells the page whether its own 48 was right
 
 
 async def test_a_drill_names_its_fault_to_nobody_before_the_reveal(stack):
@@ -177,3 +178,95 @@ async def test_a_drill_still_being_answered_waits_at_its_end_for_the_reveal(stac
     await viewer.next_of_type("reveal")
     ended = await viewer.until_status(timeout=30)
     assert ended["status"] == "finished"
+
+
+async def at_the_chain_question(stack) -> tuple[dict, list, dict]:
+    """Lesson 14 with three viewers, its first question revealed: the run, the viewers and the `chain` question."""
+    status, run = await ahttp("POST", f"{stack.base}/api/runs", {"lesson": "cause-and-effect", "speed": 100})
+    assert status == 201, run
+    viewers = await join(run, ("ana", "bo", "chen"))
+    assert (await asked(viewers[0]))["id"] == "who-writes"
+    await command(stack, run, {"action": "reveal"}, run["control_token"])
+    while True:
+        message = await viewers[0].next_of_type("question", timeout=30)
+        if message["question"]["id"] == "chain":
+            return run, viewers, message["question"]
+
+
+async def test_a_class_puts_events_in_order_and_the_reveal_gives_the_runs_order(stack):
+    """Lesson 14's recap: the chain after node-2's kubelet stops, answered three ways."""
+    run, viewers, question = await at_the_chain_question(stack)
+    right = ["unknown", "endpoints", "noexecute", "deleted"]
+    shown = [item["id"] for item in question["items"]]
+    assert question["kind"] == "order" and sorted(shown) == sorted(right) and shown != right
+    assert "match" not in json.dumps(question) and "answer" not in question
+
+    for bad in (right[:3], [*right[:3], "unknown"], [*right[:3], "elsewhere"], "unknown", None):
+        refused = await answer(viewers[0], "chain", order=bad)
+        assert (refused["type"], refused["error"]) == ("error", "bad-answer"), refused
+        assert "every item id once" in refused["message"] and "unknown, endpoints" in refused["message"]
+    swapped = [right[1], right[0], *right[2:]]
+    for viewer, order in zip(viewers, (right, swapped, right[::-1]), strict=True):
+        ack = await answer(viewer, "chain", order=order)
+        assert ack == {"type": "answer-ack", "question": "chain", "order": order}
+    tally = await tallied(viewers[0], "chain", 3)
+    assert tally["counts"] == {">".join(right): 1, ">".join(swapped): 1, ">".join(right[::-1]): 1}
+    assert tally["positions"]["unknown"] == [1, 1, 0, 1]  # first, second, last
+    assert tally["positions"]["deleted"] == [1, 0, 0, 2]
+
+    status, body = await command(stack, run, {"action": "reveal"}, run["control_token"])
+    assert (status, body["status"]) == (202, "applied"), body
+    for viewer in viewers:
+        reveal = await viewer.next_of_type("reveal")
+        if reveal["question"] != "chain":
+            reveal = await viewer.next_of_type("reveal")
+        assert reveal["kind"] == "order" and reveal["correct"] == right
+        times = [item["event"]["t"] for item in reveal["items"]]
+        assert [item["id"] for item in reveal["items"]] == right and times == sorted(times)
+        assert times[0] == pytest.approx(110.22) and times[-1] == pytest.approx(415.305)
+        assert (reveal["answers"], reveal["right"], reveal["share"]) == (3, 1, pytest.approx(1 / 3, abs=1e-3))
+        assert reveal["in_place"] == {"unknown": 1, "endpoints": 1, "noexecute": 2, "deleted": 2}
+        assert reveal["evidence"]["event"]["seq"] == reveal["items"][-1]["event"]["seq"]
+    reloaded = await Viewer.open(run["ws_url"], "reloaded")
+    state = await reloaded.next_of_type("lesson")
+    summary = next(r for r in state["revealed"] if r["question"] == "chain")
+    assert summary["correct"] == right and summary["right"] == 1 and summary["items"][0]["event"]["t"] > 110
+
+    # a prediction: asked when the kubelet starts again, revealed before its events happen
+    question = await viewers[0].next_of_type("question", timeout=30)
+    assert question["question"]["id"] == "comeback"
+    await command(stack, run, {"action": "reveal"}, run["control_token"])
+    reveal = await viewers[0].next_of_type("reveal")
+    assert reveal["correct"] == ["ready", "noschedule-gone", "pods-gone"]  # the lesson's, checked against runs
+    assert [item["event"] for item in reveal["items"]] == [None, None, None]
+    assert reveal["items"][2]["match"]["kind"] == "pod-deleted"  # what the pages wait for
+    assert (reveal["answers"], reveal["right"], reveal["share"]) == (0, 0, None)
+    # once its events have happened they are stored: a page that joins later gets their times
+    gone = await viewers[0].until(lambda e: e["type"] == "transition" and e.get("kind") == "pod-deleted"
+                                  and e.get("node") == "node-2", timeout=30)
+    late = await Viewer.open(run["ws_url"], "late")
+    summary = next(r for r in (await late.next_of_type("lesson"))["revealed"] if r["question"] == "comeback")
+    assert [item["id"] for item in summary["items"]] == ["ready", "noschedule-gone", "pods-gone"]
+    assert summary["items"][-1]["event"] == {"seq": gone["seq"], "t": gone["t"]}
+    assert summary["items"][0]["event"]["t"] < summary["items"][1]["event"]["t"] < gone["t"]
+
+
+async def test_an_order_question_survives_a_worker_killed_before_its_reveal(stack):
+    """The heir rebuilds the lesson's runner from the replayed events: its reveal still has the run's order."""
+    run, viewers, _ = await at_the_chain_question(stack)
+    right = ["unknown", "endpoints", "noexecute", "deleted"]
+    await answer(viewers[0], "chain", order=right)
+    await tallied(viewers[1], "chain", 1)
+
+    await asyncio.to_thread(stack.start_worker, "heir")
+    await asyncio.to_thread(stack.kill_worker, "first")
+    for viewer in viewers[1:]:
+        assert (await answer(viewer, "chain", order=right[::-1]))["type"] == "answer-ack"
+    await tallied(viewers[2], "chain", 3)  # tallied by the heir
+    status, body = await command(stack, run, {"action": "reveal"}, run["control_token"])
+    assert (status, body["status"]) == (202, "applied"), body
+    while (reveal := await viewers[0].next_of_type("reveal"))["question"] != "chain":
+        pass
+    assert reveal["correct"] == right and all(item["event"] for item in reveal["items"])
+    assert reveal["items"][0]["event"]["t"] == pytest.approx(110.22)
+    assert (reveal["right"], reveal["answers"]) == (1, 3)

@@ -4,6 +4,7 @@ without a gap or a duplicate, and is identical to an undisturbed run (compared b
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -68,6 +69,53 @@ async def test_sigkilled_worker_is_replaced_and_stream_is_identical(stack):
     assert len(viewer.events) == len(reference)
     assert events_hash(viewer.events) == events_hash(reference)
     await viewer.close()
+
+
+async def test_a_worker_killed_late_in_a_run_is_replaced_from_the_runs_checkpoint(django_db_setup, tmp_path):
+    """Late in a run the heir continues the newest checkpoint (written by the checkpoint process beside the
+    killed driver), not a replay from 0: its published state names that checkpoint, within one interval of
+    where the viewers were; the stream is still gap-free and identical to an undisturbed run."""
+    every = 30.0
+    with running_stack(tmp_path, HEARTBEAT_LEASE_TTL=str(LEASE_TTL), HEARTBEAT_CHECKPOINT_SECONDS=str(every),
+                       HEARTBEAT_CHECKPOINT_PROCESS_FROM="0") as stack:
+        await asyncio.to_thread(stack.start_worker, "doomed")
+        document = {**small_document(), "duration": "10m"}
+        status, run = await ahttp("POST", f"{stack.base}/api/runs", {"document": document, "speed": 20})
+        assert status == 201, run
+        commands_url = f"{stack.base}/api/runs/{run['id']}/commands"
+        viewer = await Viewer.open(run["ws_url"], "viewer")
+        await viewer.until(lambda e: e["t"] > 20)
+        status, first = await ahttp(
+            "POST", commands_url, {"action": "stop-kubelet", "node": "node-2"}, token=run["control_token"]
+        )
+        assert (status, first["status"]) == (202, "applied")
+        await viewer.until(lambda e: e["t"] > 400, timeout=60)
+
+        await asyncio.to_thread(stack.start_worker, "heir")
+        await viewer.until_seq(viewer.last_seq + 5)
+        await asyncio.to_thread(stack.kill_worker, "doomed")
+        seq_at_kill, t_at_kill = viewer.last_seq, viewer.events[-1]["t"]
+        await viewer.until_seq(seq_at_kill + 1, timeout=4 * LEASE_TTL + 5)
+        deadline = time.monotonic() + 4 * LEASE_TTL + 5
+        while not (state := runstore.read_state(run["id"])).get("checkpoint_t") and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)  # the frames just after the kill may be the killed driver's last ones
+        continued_t, continued_seq = float(state["checkpoint_t"]), int(state["checkpoint_seq"])
+        assert t_at_kill - 3 * every < continued_t <= t_at_kill + every
+        assert continued_seq <= seq_at_kill + 200
+
+        status, second = await ahttp(
+            "POST", commands_url, {"action": "start-kubelet", "node": "node-2"}, token=run["control_token"]
+        )
+        assert (status, second["status"]) == (202, "applied"), second
+        ended = await viewer.until_status(timeout=60)
+        assert ended["status"] == "finished"
+        status, listed = await ahttp("GET", commands_url)
+        faults = [c for c in listed["commands"] if c["kind"] == "fault"]
+        status, body = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}")
+        reference = await asyncio.to_thread(undisturbed_events, document, run["run"]["seed"], faults, body["duration"])
+        assert [e["seq"] for e in viewer.events] == list(range(1, len(viewer.events) + 1))
+        assert events_hash(viewer.events) == events_hash(reference)
+        await viewer.close()
 
 
 async def test_a_worker_stopped_with_sigterm_hands_its_run_over_at_once(django_db_setup, tmp_path):

@@ -19,7 +19,7 @@ def api_routes() -> set[str]:
     routes = set()
     for pattern in resolver.url_patterns:
         regex = pattern.pattern.regex.pattern.strip("^$").replace("/?", "").replace("\\.", ".")
-        regex = re.sub(r"\(\?P<run_id>[^)]*\)", "{id}", regex)
+        regex = re.sub(r"\(\?P<(run|comparison)_id>[^)]*\)", "{id}", regex)
         regex = re.sub(r"\(\?P<name>[^)]*\)", "{name}", regex)
         routes.add("/api/" + regex)
     return routes
@@ -74,6 +74,7 @@ def test_production_settings_pass_check_deploy_without_warnings():
         ({"HEARTBEAT_MAX_RUNS": "lots"}, "HEARTBEAT_MAX_RUNS='lots' is not a whole number"),
         ({"HEARTBEAT_PRODUCTION": "perhaps"}, "HEARTBEAT_PRODUCTION='perhaps' is not a boolean"),
         ({"HEARTBEAT_COMMAND_ACK_SECONDS": "90"}, "HEARTBEAT_COMMAND_ACK_SECONDS=90.0 must be <= 30.0"),
+        ({"HEARTBEAT_CLASSROOM": "1"}, "HEARTBEAT_CLASSROOM=1 (a class from one laptop) cannot be combined"),
     ],
 )
 def test_bad_configuration_stops_start_up_naming_the_variable(env, message):

@@ -139,3 +139,44 @@ async def test_a_live_session_replays_from_its_recipe(django_db_setup, tmp_path)
             await watcher.close()
             hashes.add(events_hash([e for e in watcher.events if e["t"] <= until]))
         assert len(hashes) == 1
+
+
+@pytest.fixture
+def comparison_session(api, dispatched, monkeypatch):
+    """A comparison (1.31 against 1.33) in which the trainer stopped node-2's kubelet on both sides at once."""
+    monkeypatch.setattr("heartbeat_site.live.api.comparisons.start_driver", lambda run: dispatched.append(run.id))
+    body = {"document": small_document(), "a": {"kubernetesVersion": "1.31"}, "b": {"kubernetesVersion": "1.33"}}
+    created = post_json(api, "/api/comparisons", body)
+    assert created.status_code == 201, created.content
+    comparison = created.json()
+    for run in comparison["runs"]:
+        applied(run["id"], 1, {"action": "stop-kubelet", "node": "node-2"}, 30.25)
+        reached(run["id"], LAST_COMMAND_AT + AFTER_LAST)
+    return comparison
+
+
+@pytest.mark.django_db
+def test_a_comparisons_recipe_plays_both_sides_again(api, comparison_session, dispatched):
+    comparison, token = comparison_session, comparison_session["control_token"]
+    assert post_json(api, f"/api/comparisons/{comparison['id']}/recipe", {}).status_code == 403
+    taken = post_json(api, f"/api/comparisons/{comparison['id']}/recipe", {}, **bearer(token))
+    assert taken.status_code == 201, taken.content
+    recipe = taken.json()
+    assert recipe["overrides"] == {"a": {"kubernetesVersion": "1.31"}, "b": {"kubernetesVersion": "1.33"}}
+    assert [(c["at"], c["command"]["action"]) for c in recipe["commands"]] == [(30.25, "stop-kubelet")]
+    # a side's own control link takes the same recipe: the comparison's
+    side_b = comparison["runs"][1]["id"]
+    assert post_json(api, f"/api/runs/{side_b}/recipe", {}, **bearer(token)).json()["id"] == recipe["id"]
+    page = api.get(f"/r/{recipe['id']}")
+    assert page.status_code == 200 and b"kubernetesVersion=1.31" in page.content
+
+    played = post_json(api, "/api/runs", {"recipe": recipe["id"]})
+    assert played.status_code == 201, played.content
+    again = played.json()
+    assert again["comparison"] == again["id"] and again["control_url"].endswith(
+        f"/compare/{again['id']}/#control={again['control_token']}")
+    until = LAST_COMMAND_AT + AFTER_LAST
+    for old, new in zip(comparison["runs"], again["runs"], strict=True):
+        assert (new["side"], new["version"], new["seed"]) == (old["side"], old["version"], old["seed"])
+        reached(new["id"], until)
+        assert events_hash(events_until(api, new["id"], until)) == events_hash(events_until(api, old["id"], until))

@@ -51,7 +51,10 @@ async def test_the_trainer_ends_a_live_run_and_viewers_see_it(django_db_setup, t
         assert (ended["status"], ended["reason"]) == (RunStatus.FINISHED, STOPPED)
         assert ended["clock"]["paused"] is True
         assert ended["clock"]["t"] == pytest.approx(ack["at"], abs=0.5)
-        assert ended["clock"]["t"] < 60  # far before the scenario's 5 minutes
+        assert ended["clock"]["t"] < 300  # before the scenario's 5 minutes: it ended because it was stopped
+        # nothing of the run after the stop reached the viewer: its last event is at or before the stop
+        assert viewer.events and viewer.events[-1]["t"] <= ack["at"] + 1e-6
+        assert viewer.last_seq == ended["last_seq"]
         status, detail = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}")
         assert (detail["status"], detail["end_reason"]) == (RunStatus.FINISHED, STOPPED)
         status, refused = await ahttp("POST", f"{stack.base}/api/runs/{run['id']}/commands", {"action": "pause"},

@@ -11,7 +11,10 @@ from django.http import HttpRequest
 
 
 def base_url(request: HttpRequest) -> str:
-    configured = settings.HEARTBEAT["PUBLIC_URL"].rstrip("/")
+    """What links start with: the room's URL as ``make classroom`` keeps it, else ``HEARTBEAT_PUBLIC_URL``, else the
+    request's own host (a trainer on ``127.0.0.1`` would otherwise hand phones a link to themselves)."""
+    room = settings.PUBLIC_URL_FILE.url() if settings.PUBLIC_URL_FILE is not None else ""
+    configured = room or settings.HEARTBEAT["PUBLIC_URL"].rstrip("/")
     return configured or f"{request.scheme}://{request.get_host()}"
 
 
@@ -37,3 +40,17 @@ def ws_url(request: HttpRequest, run_id: str) -> str:
     base = base_url(request)
     scheme, _, rest = base.partition("://")
     return f"{'wss' if scheme == 'https' else 'ws'}://{rest}/ws/runs/{run_id}/"
+
+
+def public_origin(request: HttpRequest) -> dict[str, str]:
+    """Template context: the pages' scripts build the links they show (viewer, control, kubectl) on it."""
+    return {"public_origin": base_url(request)}
+
+
+def comparison_url(request: HttpRequest, comparison_id: str) -> str:
+    """A comparison's page for viewers: both sides on one clock, no control."""
+    return f"{base_url(request)}/compare/{comparison_id}/"
+
+
+def comparison_control_url(request: HttpRequest, comparison_id: str, token: str) -> str:
+    return f"{comparison_url(request, comparison_id)}#control={token}"

@@ -149,6 +149,56 @@ _COMMAND_RESULT = {
     "required": ["seq", "at", "status"],
 }
 
+_START_FIELDS = {
+    "speed": {"type": "number", "minimum": MIN_SPEED, "maximum": MAX_SPEED},
+    "seed": {"type": "integer", "minimum": 0},
+    "paused": {"type": "boolean"},
+}
+_CREATE_ERRORS = dict.fromkeys(("400", "404", "413", "429", "503"), _ERROR)
+_COMMAND_ERRORS = dict.fromkeys(("400", "403", "404", "409", "413"), _ERROR)
+
+
+def _start_body(properties: dict, sources: list[dict]) -> dict:
+    """A body that starts runs: a scenario by name or a document (or one of ``sources``), and how to start."""
+    return {"required": True, "content": _json({
+        "type": "object",
+        "properties": {"scenario": {"type": "string"}, "document": _SCENARIO_DOC, **properties, **_START_FIELDS},
+        "additionalProperties": False,
+        "oneOf": [{"required": ["scenario"]}, {"required": ["document"]}, *sources],
+    })}
+
+
+def _qr(summary: str, parameter: dict) -> dict:
+    svg = {"description": "the QR code", "content": {"image/svg+xml": {"schema": {"type": "string"}}}}
+    return {"get": {"summary": summary, "parameters": [parameter], "responses": {"200": svg, "404": _ERROR}}}
+
+
+_COMPARISON_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
+                  "description": "comparison id"}
+_OVERRIDES = {
+    "type": "object",
+    "description": "one side's settings, each a dotted key of the scenario document and its value (e.g. "
+    '{"kubernetesVersion": "1.31", "controllerManager.nodeMonitorGracePeriod": "20s", '
+    '"workloads.web.tolerationSeconds": 30, "zones.zone-a.nodes": 5}); checked as the scenario\'s own fields '
+    "(docs/architecture.md §4, §6.9)",
+    "propertyNames": {"pattern": r"^(kubernetesVersion|cluster\.nodes|(controllerManager|kubelet|apiServer)\.[A-Za-z]+"
+                                 r"|workloads\.[a-z0-9-]+\.(tolerations|tolerationSeconds)|zones\.[a-z0-9-]+\.nodes)$"},
+}
+_COMPARISON_ROWS = {
+    "type": ["object", "null"],
+    "description": "the latest comparison message (docs/websocket-protocol.md): every key transition of both "
+    "sides paired, with its time on each (null: not on that side, so far) and whether it differs",
+    "properties": {
+        "t": {"type": "number"},
+        "final": {"type": "boolean"},
+        "rows": {"type": "array", "items": {"type": "object", "properties": {
+            "label": {"type": "string"}, "kind": {"type": "string"}, "node": {"type": ["string", "null"]},
+            "a": {"type": ["number", "null"]}, "b": {"type": ["number", "null"]}, "differs": {"type": "boolean"}}}},
+    },
+}
+_SIDE_RUN = {"allOf": [{"$ref": "#/components/schemas/Run"}, {"type": "object", "properties": {
+    "side": {"enum": ["a", "b"]}, "overrides": {"type": "object"}}}]}
+
 DOCUMENT: dict = {
     "openapi": "3.1.0",
     "info": {
@@ -291,36 +341,22 @@ DOCUMENT: dict = {
         "/api/runs": {
             "post": {
                 "summary": "Start a run from a scenario name, a document, a lesson or a drill (exactly one of them)",
-                "requestBody": {
-                    "required": True,
-                    "content": _json(
-                        {
-                            "type": "object",
-                            "properties": {
-                                "scenario": {"type": "string"},
-                                "document": _SCENARIO_DOC,
-                                "lesson": {"type": "string", "description": "a lesson's name (GET /api/lessons)"},
-                                "drill": {"type": "string", "description": "a drill's name (GET /api/drills)"},
-                                "recipe": {
-                                    "type": "string",
-                                    "description": "a recipe id (POST /api/runs/{id}/recipe): plays its session again; "
-                                    "no seed with it",
-                                },
-                                "speed": {"type": "number", "minimum": MIN_SPEED, "maximum": MAX_SPEED},
-                                "seed": {"type": "integer", "minimum": 0},
-                                "paused": {"type": "boolean"},
-                            },
-                            "additionalProperties": False,
-                            "oneOf": [
-                                {"required": ["scenario"]},
-                                {"required": ["document"]},
-                                {"required": ["lesson"]},
-                                {"required": ["drill"]},
-                                {"required": ["recipe"], "not": {"required": ["seed"]}},
-                            ],
-                        }
-                    ),
-                },
+                "requestBody": _start_body(
+                    {
+                        "lesson": {"type": "string", "description": "a lesson's name (GET /api/lessons)"},
+                        "drill": {"type": "string", "description": "a drill's name (GET /api/drills)"},
+                        "recipe": {
+                            "type": "string",
+                            "description": "a recipe id (POST /api/runs/{id}/recipe): plays its session again; "
+                            "no seed with it",
+                        },
+                    },
+                    [
+                        {"required": ["lesson"]},
+                        {"required": ["drill"]},
+                        {"required": ["recipe"], "not": {"required": ["seed"]}},
+                    ],
+                ),
                 "x-400-beyond-schema": _SCENARIO_400,
                 "responses": {
                     **_ok(
@@ -334,19 +370,94 @@ DOCUMENT: dict = {
                                 "ws_url": {"type": "string"},
                                 "control_token": {"type": "string"},
                                 "run": {"$ref": "#/components/schemas/Run"},
+                                "comparison": {
+                                    "type": "string",
+                                    "description": "a comparison lesson or a comparison's recipe starts a comparison: "
+                                    "its id (as id), with its runs (side a, side b) as POST /api/comparisons answers; "
+                                    "control_url and viewer_url are then the comparison page's, ws_url side a's",
+                                },
+                                "runs": {"type": "array", "items": {"$ref": "#/components/schemas/Run"}},
                             },
                             "required": ["id", "viewer_url", "control_url", "ws_url", "control_token"],
                         },
                         "201",
                     ),
-                    "400": _ERROR,
-                    "404": _ERROR,
-                    "413": _ERROR,
-                    "429": _ERROR,
-                    "503": _ERROR,
+                    **_CREATE_ERRORS,
                 },
             }
         },
+        "/api/comparisons": {
+            "post": {
+                "summary": "Run one scenario twice with one seed on one clock, each side with its own settings",
+                "requestBody": _start_body({"a": _OVERRIDES, "b": _OVERRIDES}, []),
+                "x-400-beyond-schema": {
+                    **_SCENARIO_400,
+                    "invalid-overrides": "a side's setting the scenario validator refuses (a bad value, a workload or "
+                    "zone the scenario does not have, a fault's node that a smaller zone no longer has), each "
+                    "named in errors as <side>.<field>",
+                },
+                "responses": {
+                    **_ok(
+                        "created: the control page (url, with the token in its fragment), the viewers' page and both "
+                        "runs (side a, side b)",
+                        {
+                            "type": "object",
+                            "properties": {
+                                "id": {"type": "string"},
+                                "url": {"type": "string"},
+                                "viewer_url": {"type": "string"},
+                                "control_token": {"type": "string"},
+                                "runs": {"type": "array", "items": _SIDE_RUN, "minItems": 2, "maxItems": 2},
+                            },
+                            "required": ["id", "url", "viewer_url", "control_token", "runs"],
+                        },
+                        "201",
+                    ),
+                    **_CREATE_ERRORS,
+                },
+            }
+        },
+        "/api/comparisons/{id}": {
+            "get": {
+                "summary": "A comparison: both runs and the key transitions that differ so far",
+                "parameters": [_COMPARISON_ID],
+                "responses": {
+                    **_ok("the comparison", {"type": "object", "properties": {
+                        "id": {"type": "string"}, "scenario": {"type": "string"}, "overrides": {"type": "object"},
+                        "viewer_url": {"type": "string"}, "runs": {"type": "array", "items": _SIDE_RUN},
+                        "comparison": _COMPARISON_ROWS}}),
+                    "404": _ERROR,
+                },
+            }
+        },
+        "/api/comparisons/{id}/commands": {
+            "post": {
+                "summary": "A command for both sides, applied at one virtual instant (needs the control token)",
+                "security": [{"controlToken": []}],
+                "parameters": [_COMPARISON_ID],
+                "requestBody": {"required": True, "content": _json({"$ref": "#/components/schemas/Command"})},
+                "x-400-beyond-schema": {
+                    "invalid-command": "a fault either side cannot take: a node or zone it does not have, a field "
+                    "its action does not take",
+                    "unknown-node": "a focus on a node the runs do not have",
+                    "command-rejected": "the simulation of a side refused it",
+                },
+                "responses": {
+                    **_ok(
+                        "accepted: the virtual time both sides apply it at, and each side's command",
+                        {"type": "object", "properties": {
+                            "action": {"type": "string"}, "command": {"type": "object"},
+                            "status": {"enum": ["pending", "applied"]}, "at": {"type": ["number", "null"]},
+                            "runs": {"type": "array", "items": {"$ref": "#/components/schemas/CommandResult"}}},
+                         "required": ["status", "at", "runs"]},
+                        "202",
+                    ),
+                    **_COMMAND_ERRORS,
+                },
+            },
+        },
+        "/api/comparisons/{id}/qr.svg": _qr("The comparison's viewer link as a QR code (SVG), drawn by the site",
+                                            _COMPARISON_ID),
         "/api/runs/{id}": {
             "get": {
                 "summary": "A run: clock, status, summary",
@@ -387,11 +498,7 @@ DOCUMENT: dict = {
                         {"$ref": "#/components/schemas/CommandResult"},
                         "202",
                     ),
-                    "400": _ERROR,
-                    "403": _ERROR,
-                    "404": _ERROR,
-                    "409": _ERROR,
-                    "413": _ERROR,
+                    **_COMMAND_ERRORS,
                 },
             },
         },
@@ -497,19 +604,7 @@ DOCUMENT: dict = {
                 },
             }
         },
-        "/api/runs/{id}/qr.svg": {
-            "get": {
-                "summary": "The run's viewer link as a QR code (SVG), drawn by the site",
-                "parameters": [_RUN_ID],
-                "responses": {
-                    "200": {
-                        "description": "the QR code",
-                        "content": {"image/svg+xml": {"schema": {"type": "string"}}},
-                    },
-                    "404": _ERROR,
-                },
-            }
-        },
+        "/api/runs/{id}/qr.svg": _qr("The run's viewer link as a QR code (SVG), drawn by the site", _RUN_ID),
         "/api/runs/{id}/kubeconfig": {
             "get": {
                 "summary": "A kubeconfig for the run's own Kubernetes API (/k8s/runs/<id>, docs/kubectl.md): one "
@@ -543,6 +638,8 @@ DOCUMENT: dict = {
                                 "url": {"type": "string", "description": "/r/<id>, the page that starts it"},
                                 "seed": {"type": "integer"},
                                 "commands": {"type": "array", "items": {"type": "object"}},
+                                "overrides": {"type": ["object", "null"],
+                                              "description": "a comparison's: each side's settings; null: a run"},
                             },
                             "required": ["id", "url"],
                         },
@@ -551,6 +648,83 @@ DOCUMENT: dict = {
                     "403": _ERROR,
                     "404": _ERROR,
                     "409": _ERROR,
+                },
+            }
+        },
+        "/api/comparisons/{id}/recipe": {
+            "post": {
+                "summary": "A recipe link of this comparison: its document, both sides' settings, seed and commands",
+                "security": [{"controlToken": []}],
+                "parameters": [_COMPARISON_ID],
+                "responses": {
+                    **_ok(
+                        "the recipe: the same session always gets the same id",
+                        {
+                            "type": "object",
+                            "properties": {
+                                "id": {"type": "string"},
+                                "url": {"type": "string", "description": "/r/<id>, the page that starts it"},
+                                "seed": {"type": "integer"},
+                                "commands": {"type": "array", "items": {"type": "object"}},
+                                "overrides": {"type": ["object", "null"],
+                                              "description": "a comparison's: each side's settings; null: a run"},
+                            },
+                            "required": ["id", "url"],
+                        },
+                        "201",
+                    ),
+                    "403": _ERROR,
+                    "404": _ERROR,
+                    "409": _ERROR,
+                },
+            }
+        },
+        "/api/runs/{id}/report": {
+            "get": {
+                "summary": "A lesson's or drill's report for its trainer: every question asked, its right answer, the "
+                "distribution of answers, the share right and each viewer's answer (by nickname, else anonymous N)",
+                "security": [{"controlToken": []}],
+                "parameters": [
+                    _RUN_ID,
+                    {"name": "format", "in": "query", "schema": {"type": "string", "enum": ["json", "csv"],
+                                                                 "default": "json"},
+                     "description": "csv: one row per question and viewer who answered it, with a header, as an "
+                     "attachment (UTF-8 with a byte-order mark)"},
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the report",
+                        "content": {
+                            "application/json": {"schema": {
+                                "type": "object",
+                                "properties": {
+                                    "run": {"type": "object"},
+                                    "lesson": {"type": "object", "description": "kind lesson or drill, name, title"},
+                                    "questions": {"type": "array", "items": {
+                                        "type": "object",
+                                        "properties": {
+                                            "id": {"type": "string"}, "kind": {"type": "string"},
+                                            "text": {"type": "object"},
+                                            "status": {"enum": ["open", "revealed"]},
+                                            "correct": {"type": ["object", "null"]},
+                                            "answers": {"type": "integer"},
+                                            "distribution": {"type": "object"},
+                                            "right": {"type": ["integer", "null"]},
+                                            "share_right": {"type": ["number", "null"]},
+                                            "responses": {"type": "array", "items": {"type": "object"}},
+                                        },
+                                        "required": ["id", "kind", "text", "status", "answers", "distribution",
+                                                     "share_right", "responses"],
+                                    }},
+                                    "viewers": {"type": "array", "items": {"type": "object"}},
+                                },
+                                "required": ["run", "lesson", "questions", "viewers"],
+                            }},
+                            "text/csv": {"schema": {"type": "string"}},
+                        },
+                    },
+                    "403": _ERROR,
+                    "404": _ERROR,
                 },
             }
         },

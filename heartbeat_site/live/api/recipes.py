@@ -1,4 +1,5 @@
-"""``POST /api/runs/<id>/recipe``: a link (``/r/<id>``) that plays the session again (live/recipes.py)."""
+"""``POST /api/runs/<id>/recipe`` and ``POST /api/comparisons/<id>/recipe``: a link (``/r/<id>``) that plays the
+session again (live/recipes.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,23 @@ def create(request: HttpRequest, run_id: str) -> JsonResponse:
     """The trainer's commands so far, with the document and seed; the same session always gets the same id."""
     run = get_run_or_404(run_id)
     require_control_token(request, run)
-    recipe = recipes.take_recipe(run)
+    if run.comparison_id:  # a side's own link: the recipe of the whole comparison
+        return answer(request, recipes.take_comparison_recipe(run.comparison))
+    return answer(request, recipes.take_recipe(run))
+
+
+def create_for_comparison(request: HttpRequest, comparison_id: str) -> JsonResponse:
+    """A comparison's recipe: both sides' settings with the commands (the comparison's control token)."""
+    from heartbeat_site.live.api.comparisons import get_comparison_or_404, require_comparison_token
+
+    comparison = get_comparison_or_404(comparison_id)
+    require_comparison_token(request, comparison)
+    return answer(request, recipes.take_comparison_recipe(comparison))
+
+
+def answer(request: HttpRequest, recipe) -> JsonResponse:
     return JsonResponse(
         {"id": recipe.id, "url": links.recipe_url(request, recipe.id), "seed": recipe.seed,
-         "commands": recipe.commands},
+         "commands": recipe.commands, "overrides": recipe.overrides},
         status=201,
     )

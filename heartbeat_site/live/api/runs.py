@@ -19,6 +19,7 @@ from heartbeat_site.live.models import Run
 from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
 from heartbeat_site.live.saved_scenarios import find_document
 from heartbeat_site.live.tokens import hash_token, new_token
+from simulation import Scenario
 
 log = logging.getLogger(__name__)
 
@@ -50,21 +51,25 @@ def create(request: HttpRequest) -> JsonResponse:
         drill = classroom.find_drill(body["drill"])
         scenario, default_speed = drill.scenario, drill.document.get("speed", default_speed)
     elif "scenario" in body:
-        name = body["scenario"]
-        if not isinstance(name, str):
-            raise ApiError(400, "wrong-type", "scenario: must be a scenario name (string)")
-        document = find_document(name)
-        if document is None:
-            raise ApiError(404, "unknown-scenario",
-                           f"scenario: no scenario named {name!r}; GET /api/scenarios lists them")
-        scenario = parse_document(document, field="scenario")
+        scenario = named_scenario(body["scenario"])
     elif "recipe" in body:
         if "seed" in body:
             raise ApiError(400, "recipe-seed", "seed: a recipe plays its own seed; leave seed out")
         recipe = recipes.find_recipe(body["recipe"])
         scenario = parse_document(recipe.document, field="recipe")
+        if recipe.overrides is not None:  # a comparison's recipe plays the comparison again
+            from heartbeat_site.live.api import comparisons
+
+            return comparisons.start(request, scenario, recipe.overrides, body, default_speed=default_speed,
+                                     recipe=recipe)
     else:
         scenario = parse_document(body["document"])
+    if lesson is not None and lesson.comparison is not None:
+        # a comparison lesson runs as a comparison: both sides on the comparison page (docs/lessons.md)
+        from heartbeat_site.live.api import comparisons
+
+        return comparisons.start(request, lesson.scenario, lesson.comparison, body, default_speed=default_speed,
+                                 lesson=lesson.name)
     speed = number_field(body, "speed", minimum=MIN_SPEED, maximum=MAX_SPEED, default=default_speed)
     seed = int_field(body, "seed", minimum=0, maximum=2**63 - 1)
     paused = bool_field(body, "paused", False)
@@ -101,6 +106,16 @@ def create(request: HttpRequest) -> JsonResponse:
         },
         status=201,
     )
+
+
+def named_scenario(name: object) -> Scenario:
+    """The built-in or saved scenario a body's ``scenario`` names, or a 400/404 naming the field."""
+    if not isinstance(name, str):
+        raise ApiError(400, "wrong-type", "scenario: must be a scenario name (string)")
+    document = find_document(name)
+    if document is None:
+        raise ApiError(404, "unknown-scenario", f"scenario: no scenario named {name!r}; GET /api/scenarios lists them")
+    return parse_document(document, field="scenario")
 
 
 def start_driver(run: Run) -> None:

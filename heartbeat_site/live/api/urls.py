@@ -4,6 +4,7 @@ from django.urls import re_path
 
 from heartbeat_site.k8sapi import kubeconfig
 from heartbeat_site.live.api import (
+    comparisons,
     control,
     events,
     exports,
@@ -12,6 +13,7 @@ from heartbeat_site.live.api import (
     preview,
     qr,
     recipes,
+    report,
     runs,
     scenarios,
     snapshots,
@@ -19,6 +21,7 @@ from heartbeat_site.live.api import (
 from heartbeat_site.live.api.dispatch import methods
 
 RUN = r"(?P<run_id>[^/]{1,64})"
+COMPARISON = r"(?P<comparison_id>[^/]{1,64})"
 
 urlpatterns = [
     re_path(r"^openapi\.json$", methods(GET=openapi.openapi), name="api-openapi"),
@@ -30,6 +33,11 @@ urlpatterns = [
     re_path(r"^lessons/?$", methods(GET=lessons.list_lessons), name="api-lessons"),
     re_path(r"^drills/?$", methods(GET=lessons.list_drills), name="api-drills"),
     re_path(r"^runs/?$", methods(POST=runs.create), name="api-runs"),
+    re_path(r"^comparisons/?$", methods(POST=comparisons.create), name="api-comparisons"),
+    re_path(rf"^comparisons/{COMPARISON}/?$", methods(GET=comparisons.detail), name="api-comparison"),
+    re_path(rf"^comparisons/{COMPARISON}/commands/?$", methods(POST=comparisons.post_command),
+            name="api-comparison-commands"),
+    re_path(rf"^comparisons/{COMPARISON}/qr\.svg$", methods(GET=comparisons.viewer_qr), name="api-comparison-qr"),
     re_path(rf"^runs/{RUN}/?$", methods(GET=runs.detail), name="api-run"),
     re_path(
         rf"^runs/{RUN}/commands/?$",
@@ -41,6 +49,9 @@ urlpatterns = [
     re_path(rf"^runs/{RUN}/qr\.svg$", methods(GET=qr.viewer_qr), name="api-run-qr"),
     re_path(rf"^runs/{RUN}/kubeconfig/?$", kubeconfig.kubeconfig, name="api-run-kubeconfig"),
     re_path(rf"^runs/{RUN}/recipe/?$", methods(POST=recipes.create), name="api-run-recipe"),
+    re_path(rf"^comparisons/{COMPARISON}/recipe/?$", methods(POST=recipes.create_for_comparison),
+            name="api-comparison-recipe"),
     re_path(rf"^runs/{RUN}/export/(?P<name>[^/]{{1,64}})$", methods(GET=exports.export), name="api-run-export"),
     re_path(rf"^runs/{RUN}/snapshot/?$", methods(GET=snapshots.snapshot), name="api-run-snapshot"),
+    re_path(rf"^runs/{RUN}/report/?$", methods(GET=report.run_report), name="api-run-report"),
 ]

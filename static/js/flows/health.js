@@ -2,7 +2,7 @@
 // §3.2-§3.6), drawn as the controller really decides — not the popular "Lease older than 40 s"
 // shortcut (its §8) — with the branch taken in the focused node's latest pass highlighted from
 // its decision records.
-import { arrowMarker, multilineText, svgEl, wrapText } from "./svg.js";
+import { flowchart } from "./svg.js";
 
 // Drawn at about the side panel's width on a 1920-pixel screen (its text keeps its size there):
 // the questions down the left, what a "yes" leads to on the right, the outcomes at the bottom.
@@ -74,35 +74,11 @@ export function healthPath(pass) {
 
 export class HealthFlowchart {
   constructor(root, { t }) {
-    const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, class: "flow health" });
-    svg.append(arrowMarker("health-head"));
-    this.items = new Map();
-    const labels = [];
-    for (const [id, , , label, d, lx, ly] of EDGES) {
-      const path = svgEl("path", { d, class: "edge", "marker-end": "url(#health-head)" });
-      path.dataset.id = id;
-      svg.append(path);
-      this.items.set(id, path);
-      if (label) labels.push(svgEl("text", { x: lx, y: ly, class: "edge-label", "text-anchor": "middle" }, t(label)));
-    }
-    for (const [id, n] of Object.entries(NODES)) {
-      const g = svgEl("g", { class: `fc ${n.shape}` });
-      g.dataset.id = id;
-      const left = n.x - n.w / 2;
-      const top = n.y - n.h / 2;
-      g.append(n.shape === "question"
-        ? svgEl("path", {
-          d: `M${left + 14},${top} H${left + n.w - 14} L${left + n.w},${n.y} ` +
-            `L${left + n.w - 14},${top + n.h} H${left + 14} L${left},${n.y} Z`,
-        })
-        : svgEl("rect", { x: left, y: top, width: n.w, height: n.h, rx: 6 }));
-      // 7 px a character: room for the bold of a lit box.
-      const room = n.w - (n.shape === "question" ? 36 : 12);
-      g.append(multilineText(wrapText(t(n.key), Math.floor(room / 7)), { x: n.x, y: n.y, lineHeight: 13 }));
-      svg.append(g);
-      this.items.set(id, g);
-    }
-    svg.append(...labels);
+    const { svg, items } = flowchart({
+      width: W, height: H, cls: "health", marker: "health-head", nodes: NODES, t,
+      edges: EDGES.map(([id, , , label, d, lx, ly]) => ({ id, label, d, lx, ly })),
+    });
+    this.items = items;
     root.replaceChildren(svg);
     this.svg = svg;
     this.litKey = "";

@@ -62,3 +62,44 @@ export function arrowMarker(id, cls = "marker") {
   defs.append(marker);
   return defs;
 }
+
+/**
+ * A flowchart of boxes and edges (the live flows' shape): `nodes` {id: {x, y, w, h, key, shape}}
+ * with shape "question" (a hexagon) or "step ..." (a rounded box), `edges` [{id, label, d, lx, ly,
+ * anchor}], texts looked up with `t`. Returns the svg, the edges' group and every element by id
+ * (to light). Edges first, then boxes, then the edge labels over both.
+ */
+export function flowchart({ width, height, cls, marker, nodes, edges, t }) {
+  const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, class: `flow ${cls}` });
+  svg.append(arrowMarker(marker));
+  const items = new Map();
+  const edgeGroup = svgEl("g");
+  const labels = [];
+  for (const { id, label, d, lx, ly, anchor } of edges) {
+    const path = svgEl("path", { d, class: "edge", "marker-end": `url(#${marker})` });
+    path.dataset.id = id;
+    edgeGroup.append(path);
+    items.set(id, path);
+    if (label) labels.push(svgEl("text", { x: lx, y: ly, class: "edge-label", "text-anchor": anchor ?? "middle" }, t(label)));
+  }
+  svg.append(edgeGroup);
+  for (const [id, n] of Object.entries(nodes)) {
+    const g = svgEl("g", { class: `fc ${n.shape}` });
+    g.dataset.id = id;
+    const left = n.x - n.w / 2;
+    const top = n.y - n.h / 2;
+    g.append(n.shape === "question"
+      ? svgEl("path", {
+        d: `M${left + 14},${top} H${left + n.w - 14} L${left + n.w},${n.y} ` +
+          `L${left + n.w - 14},${top + n.h} H${left + 14} L${left},${n.y} Z`,
+      })
+      : svgEl("rect", { x: left, y: top, width: n.w, height: n.h, rx: 6 }));
+    // 7 px a character: room for the bold of a lit box.
+    const room = n.w - (n.shape === "question" ? 36 : 12);
+    g.append(multilineText(wrapText(t(n.key), Math.floor(room / 7)), { x: n.x, y: n.y, lineHeight: 13 }));
+    svg.append(g);
+    items.set(id, g);
+  }
+  svg.append(...labels);
+  return { svg, items, edgeGroup };
+}

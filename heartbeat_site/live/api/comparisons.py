@@ -1,0 +1,165 @@
+"""Comparison endpoints (docs/architecture.md §6.9): create one, read it, command both sides."""
+
+from __future__ import annotations
+
+import contextlib
+
+import redis
+from django.conf import settings
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from heartbeat_site.live import comparisons, recipes, runstore
+from heartbeat_site.live.api import links
+from heartbeat_site.live.api.bodies import json_object
+from heartbeat_site.live.api.control import command_body
+from heartbeat_site.live.api.qr import viewer_qr_svg
+from heartbeat_site.live.api.runs import named_scenario, run_body, start_driver
+from heartbeat_site.live.api.scenarios import check_cluster_size, parse_document
+from heartbeat_site.live.caps import check_run_caps, check_worker_capacity, client_key
+from heartbeat_site.live.comparison_driver import read_differences
+from heartbeat_site.live.errors import ApiError
+from heartbeat_site.live.fields import bool_field, int_field, number_field, reject_unknown_keys
+from heartbeat_site.live.models import Comparison, Recipe, Run
+from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
+from heartbeat_site.live.tokens import bearer_token, hash_token, new_token, token_matches
+from simulation import Scenario
+
+CREATE_FIELDS = {"scenario", "document", "a", "b", "speed", "seed", "paused"}
+
+
+def get_comparison_or_404(comparison_id: str) -> Comparison:
+    comparison = Comparison.objects.filter(pk=comparison_id).first()
+    if comparison is None:
+        raise ApiError(404, "unknown-comparison", f"no comparison with id {comparison_id!r}")
+    return comparison
+
+
+def create(request: HttpRequest) -> JsonResponse:
+    body = json_object(request)
+    reject_unknown_keys(body, CREATE_FIELDS)
+    if ("scenario" in body) == ("document" in body):
+        raise ApiError(400, "scenario-or-document",
+                       'give exactly one of "scenario" (a scenario name) or "document" (a scenario document)')
+    base = named_scenario(body["scenario"]) if "scenario" in body else parse_document(body["document"])
+    overrides = {side: body.get(side, {}) for side in ("a", "b")}
+    return start(request, base, overrides, body)
+
+
+def start(request: HttpRequest, base: Scenario, overrides: dict, body: dict, *,
+          default_speed: float | None = None, lesson: str = "", recipe: Recipe | None = None) -> JsonResponse:
+    """Create a comparison of `base` with each side's overrides and start its driver (201); `body` gives its speed,
+    seed and paused. A comparison lesson (``POST /api/runs`` with its name) names the lesson on side a's run, which
+    holds its questions and answers; a comparison's recipe gives both runs its commands at their times, and its
+    seed."""
+    sides = comparisons.side_documents(base.document, overrides)
+    for scenario in sides:
+        check_cluster_size(scenario.node_count)
+    speed = number_field(body, "speed", minimum=MIN_SPEED, maximum=MAX_SPEED,
+                         default=settings.HEARTBEAT["DEFAULT_SPEED"] if default_speed is None else default_speed)
+    seed = recipe.seed if recipe is not None else int_field(body, "seed", minimum=0, maximum=2**63 - 1)
+    paused = bool_field(body, "paused", False)
+    client = client_key(request)
+    check_run_caps(client)
+    check_worker_capacity(sum(scenario.node_count for scenario in sides))
+
+    token = new_token()
+    with transaction.atomic():
+        comparison = Comparison.objects.create(scenario_name=base.name, document=base.document, overrides=overrides,
+                                               control_token_hash=hash_token(token))
+        runs = [
+            Run.objects.create(
+                scenario_name=scenario.name, document=scenario.document,
+                seed=base.seed if seed is None else seed,  # one seed for both: only the settings differ
+                version=str(scenario.version), node_count=scenario.node_count, duration=float(scenario.duration),
+                speed=speed, paused=paused, control_token_hash=hash_token(token), client_key=client,
+                comparison=comparison, side=side, lesson=lesson if side == "a" else "",
+            )
+            for side, scenario in zip(("a", "b"), sides, strict=True)
+        ]
+        if recipe is not None:
+            for run in runs:
+                recipes.schedule_recipe(run, recipe)
+    with contextlib.suppress(redis.RedisError, OSError):  # else start_driver answers 503 just below
+        runstore.mark_active(runs[1].id)
+    try:
+        start_driver(runs[0])  # the driver of side a drives both (comparison_driver.py)
+    except ApiError:
+        comparison.delete()
+        raise
+    return JsonResponse(
+        {
+            "id": comparison.id,
+            "comparison": comparison.id,
+            "url": links.comparison_control_url(request, comparison.id, token),
+            "control_url": links.comparison_control_url(request, comparison.id, token),
+            "viewer_url": links.comparison_url(request, comparison.id),
+            "ws_url": links.ws_url(request, runs[0].id),  # side a's: a comparison lesson's messages come there
+            "control_token": token,
+            "lesson": lesson or None,
+            "runs": [run_body(request, run) | {"side": run.side, "overrides": overrides[run.side]} for run in runs],
+        },
+        status=201,
+    )
+
+
+def detail(request: HttpRequest, comparison_id: str) -> JsonResponse:
+    comparison = get_comparison_or_404(comparison_id)
+    try:
+        differences = read_differences(comparison.id)
+    except redis.RedisError:
+        differences = None
+    return JsonResponse({
+        "id": comparison.id,
+        "scenario": comparison.scenario_name,
+        "overrides": comparison.overrides,
+        "viewer_url": links.comparison_url(request, comparison.id),
+        "runs": [run_body(request, run) | {"side": run.side, "overrides": comparison.overrides.get(run.side, {})}
+                 for run in comparison.sides()],
+        "comparison": differences,
+    })
+
+
+def require_comparison_token(request: HttpRequest, comparison: Comparison) -> None:
+    token = bearer_token(request.headers.get("Authorization"))
+    if token is None:
+        raise ApiError(403, "control-token-required",
+                       "commands need the comparison's control token: Authorization: Bearer <control token>")
+    if not token_matches(token, comparison.control_token_hash):
+        raise ApiError(403, "wrong-control-token", "the control token does not match this comparison")
+
+
+def post_command(request: HttpRequest, comparison_id: str) -> JsonResponse:
+    comparison = get_comparison_or_404(comparison_id)
+    require_comparison_token(request, comparison)
+    stored, acks = comparisons.submit(comparison, json_object(request))
+    return command_answer(stored, acks)
+
+
+def command_answer(stored: list, acks: list[dict | None]) -> JsonResponse:
+    """202 with each side's command (its run, seq and ack) and the one virtual time both applied at."""
+    for command, ack in zip(stored, acks, strict=True):
+        if ack is not None and ack.get("status") == "rejected":
+            raise ApiError(400, "command-rejected", f"the simulation refused the command: {ack.get('error')}",
+                           seq=command.seq, run=command.run_id)
+    sides = []
+    for command, ack in zip(stored, acks, strict=True):
+        side = command_body(command) | {"run": command.run_id}
+        if ack is None:
+            side["status"] = "pending"
+        else:
+            side.update(status="applied", at=ack.get("at"), clock=ack.get("clock"))
+        sides.append(side)
+    applied = all(side["status"] == "applied" for side in sides)
+    body = {"action": stored[0].action, "command": stored[0].payload, "status": "applied" if applied else "pending",
+            "at": sides[0].get("at") if applied else None, "runs": sides}
+    if not applied:
+        body["message"] = "accepted; the comparison's driver has not picked it up yet (worker starting or taking over)"
+    return JsonResponse(body, status=202)
+
+
+def viewer_qr(request: HttpRequest, comparison_id: str) -> HttpResponse:
+    comparison = get_comparison_or_404(comparison_id)
+    response = HttpResponse(viewer_qr_svg(links.comparison_url(request, comparison.id)), content_type="image/svg+xml")
+    response["Cache-Control"] = "private, max-age=3600"
+    return response
