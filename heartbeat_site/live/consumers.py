@@ -213,6 +213,10 @@ class RunConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=frames.dumps({"type": "presence", "viewers": viewers}))
         self.delivered = last_seq
         await self._catch_up(self.delivered, None)
+        if self.delivered == last_seq and "t" in state:
+            # The stored snapshot is as old as its last event: the run may have been paused (or sped up)
+            # since, with nothing published to say so. Its clock now, before the driver's next quiet second.
+            await self.send(text_data=frames.dumps(frames.clock_message(_clock_from_state(state), last_seq)))
         await self._status_if_ended(state)
 
     async def _send_resumed(self, after: int) -> None:

@@ -56,6 +56,11 @@ class FakeDriver:
         assert self.lease.publish(runstore.encode_events(events), state)
         return events
 
+    def pause(self, t: float, last_seq: int) -> None:
+        """What a driver publishes when a trainer pauses: no event, the run's state paused."""
+        state = {"t": repr(t), "last_seq": last_seq, "speed": 1.0, "paused": 1, "status": "running"}
+        assert self.lease.publish([], state, resume_from=last_seq)
+
     def snapshot(self, last_seq: int) -> None:
         assert self.lease.store_snapshot(
             frames.dumps(frames.snapshot_body({"last_seq": last_seq, "objects": {}}, CLOCK, last_seq))
@@ -123,6 +128,20 @@ async def test_snapshot_first_then_catch_up_then_live_frames(run_id):
     driver.log(4, 6)
     await driver.frame(4, 6)
     assert await seqs_until(ws, 6) == [4, 5, 6]
+    await ws.disconnect()
+
+
+async def test_a_viewer_joining_a_paused_run_gets_its_clock_paused_at_once(run_id):
+    """The stored snapshot is as old as its last event and its clock still runs; the state says paused."""
+    driver = FakeDriver(run_id)
+    driver.log(1, 3)
+    driver.snapshot(3)
+    driver.pause(t=7.5, last_seq=3)
+    ws, _ = await connect(f"/ws/runs/{run_id}/")
+    snapshot = await receive(ws, "snapshot")
+    assert not snapshot["clock"]["paused"]
+    clock = await receive(ws, timeout=0.5)  # the driver's own quiet-second clock would come after a second
+    assert clock["type"] == "clock" and clock["clock"] == {"t": 7.5, "speed": 1.0, "paused": True}
     await ws.disconnect()
 
 
