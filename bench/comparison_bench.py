@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from large_bench import OUTAGE, SPEED, Watcher, connect, join, load, mib, running_stack  # noqa: E402
 from simulation_bench import reference_ms  # noqa: E402
 
+from tests.web.conftest import large_document  # noqa: E402
 from tests.web.live import http  # noqa: E402
-from tests.web.test_live_large import large_document  # noqa: E402
 
 TIMEOUT = 120.0
 

@@ -50,8 +50,8 @@ import psutil  # noqa: E402
 from large_bench import LIVE_AT, Stack, create_run, load, running_stack  # noqa: E402
 from simulation_bench import reference_ms  # noqa: E402
 
+from tests.web.conftest import large_document  # noqa: E402
 from tests.web.live import http  # noqa: E402
-from tests.web.test_live_large import large_document  # noqa: E402
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 OUTAGE = {"action": "zone-outage", "zone": "zone-b"}

@@ -71,9 +71,8 @@ from heartbeat_site.embedded_redis import free_port, start_embedded  # noqa: E40
 from heartbeat_site.live.frames import MAX_MESSAGE_BYTES  # noqa: E402
 from simulation.clock import US  # noqa: E402
 from simulation.simulation import STARTUP_DONE_AT  # noqa: E402
-from tests.web.conftest import small_document  # noqa: E402
+from tests.web.conftest import large_document, small_document  # noqa: E402
 from tests.web.live import ORIGIN, http  # noqa: E402
-from tests.web.test_live_large import large_document  # noqa: E402
 
 SPEED = 10.0
 OUTAGE = {"action": "zone-outage", "zone": "zone-b"}

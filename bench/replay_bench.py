@@ -42,7 +42,7 @@ REACHED = 60.0  # virtual s the run has reached: its start-up (20 s) and 40 s af
 def ended_run(nodes: int):
     from heartbeat_site.live.models import Run, RunStatus
     from simulation import load_scenario
-    from tests.web.test_live_large import large_document
+    from tests.web.conftest import large_document
 
     scenario = load_scenario({**large_document(nodes, f"replay-bench-{nodes}"), "duration": "2m"})
     return Run.objects.create(

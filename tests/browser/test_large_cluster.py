@@ -9,8 +9,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.web.conftest import large_document
 from tests.web.live import http
-from tests.web.test_live_large import large_document
 
 from .test_classroom import open_page, shot
 from .untranslated import COLLECT_JS, english_words

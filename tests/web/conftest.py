@@ -65,6 +65,24 @@ def small_document(name: str = "classroom-small", nodes: int = 3) -> dict:
     }
 
 
+def large_document(nodes: int, name: str) -> dict:
+    """``nodes`` nodes in three zones, 10 web pods per node, a Service and a DaemonSet."""
+    third = nodes // 3
+    zones = [{"name": "zone-a", "nodes": nodes - 2 * third}, {"name": "zone-b", "nodes": third},
+             {"name": "zone-c", "nodes": third}]
+    return {
+        "name": name,
+        "title": {"en": f"{nodes:,} nodes", "zh": f"{nodes} 个节点"},
+        "seed": 5,
+        "duration": "15m",
+        "cluster": {
+            "zones": zones,
+            "workloads": [{"name": "web", "replicas": 9 * nodes}, {"name": "agent", "kind": "DaemonSet"}],
+            "services": [{"name": "web", "selector": {"app": "web"}}],
+        },
+    }
+
+
 def reached_run(reached: float, status: str, fault: dict, at: float):
     """A three-node run that reached ``reached`` virtual seconds (its duration), ``fault`` applied at ``at``."""
     from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run

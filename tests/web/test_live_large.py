@@ -20,29 +20,11 @@ from heartbeat_site.live.frames import MAX_MESSAGE_BYTES
 from heartbeat_site.live.models import Run
 from simulation import Simulation, load_scenario
 
-from .conftest import small_document
+from .conftest import large_document, small_document
 from .kubectl import Kubectl
 from .live import Viewer, ahttp, is_fault, is_taint_added, running_stack
 
 pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
-
-def large_document(nodes: int, name: str) -> dict:
-    """``nodes`` nodes in three zones, 10 web pods per node, a Service and a DaemonSet."""
-    third = nodes // 3
-    zones = [{"name": "zone-a", "nodes": nodes - 2 * third}, {"name": "zone-b", "nodes": third},
-             {"name": "zone-c", "nodes": third}]
-    return {
-        "name": name,
-        "title": {"en": f"{nodes:,} nodes", "zh": f"{nodes} 个节点"},
-        "seed": 5,
-        "duration": "15m",
-        "cluster": {
-            "zones": zones,
-            "workloads": [{"name": "web", "replicas": 9 * nodes}, {"name": "agent", "kind": "DaemonSet"}],
-            "services": [{"name": "web", "selector": {"app": "web"}}],
-        },
-    }
-
 
 @pytest.fixture
 def stack(django_db_setup, tmp_path):
