@@ -102,6 +102,13 @@ export function controlLink(id, token, origin = siteOrigin()) {
   return `${origin}/runs/${encodeURIComponent(id)}/#control=${encodeURIComponent(token)}`;
 }
 
+/** The control page of what `POST /api/runs` created: a run's, or a comparison's when the lesson or recipe started is
+ *  one (its answer names the `comparison`). `origin` as for controlLink. */
+export function createdControlLink(created, origin = siteOrigin()) {
+  const page = created.comparison ? "compare" : "runs";
+  return `${origin}/${page}/${encodeURIComponent(created.id)}/#control=${encodeURIComponent(created.control_token)}`;
+}
+
 /** A comparison (docs/architecture.md §6.9): both runs and the latest strip of differences. */
 export const getComparison = (id) => request("GET", `/api/comparisons/${encodeURIComponent(id)}`);
 

@@ -1,7 +1,7 @@
 // Home page and scenario links: start a run of a lesson, a drill or a scenario through the REST
 // API, then go to its page with the control token in the URL fragment (never in a query string,
 // so it is in no server log).
-import { comparisonLink, controlLink, createComparison, createRun, savedScenarios, viewerLink } from "./api.js";
+import { comparisonLink, createComparison, createdControlLink, createRun, savedScenarios, viewerLink } from "./api.js";
 import { copyText } from "./clipboard.js";
 import { makeTranslator, readJson } from "./i18n.js";
 import { readProgress } from "./progress.js";
@@ -29,8 +29,7 @@ async function start(source, mode, button) {
     const run = await createRun(source);
     // a comparison lesson starts a comparison (docs/lessons.md): its page shows both sides on one clock
     const compared = Boolean(run.comparison);
-    const control = compared ? `${comparisonLink(run.id)}#control=${encodeURIComponent(run.control_token)}`
-      : controlLink(run.id, run.control_token);
+    const control = createdControlLink(run);
     if (mode === "live") {
       const dialog = document.getElementById("session-dialog");
       dialog.querySelector("#control-link").value = control;
@@ -38,9 +37,7 @@ async function start(source, mode, button) {
       dialog.querySelector("#open-control").href = control;
       dialog.showModal();
     } else {
-      const own = compared  // stays on this page's origin
-        ? `${location.origin}/compare/${encodeURIComponent(run.id)}/#control=${encodeURIComponent(run.control_token)}`
-        : controlLink(run.id, run.control_token, location.origin);
+      const own = createdControlLink(run, location.origin); // stays on this page's origin
       location.assign(mode === "solo" ? `${own}&solo=1` : own);
     }
   } catch (e) {

@@ -1,6 +1,6 @@
 // Myth vs fact page: "See it" starts a private run of the lesson or scenario that shows the fact
 // and opens its page, the control token in the URL fragment (never in a query string).
-import { controlLink, startRun } from "./api.js";
+import { createdControlLink, startRun } from "./api.js";
 import { makeTranslator, readJson } from "./i18n.js";
 
 const config = readJson("page-config") ?? { strings: {} };
@@ -15,7 +15,7 @@ async function seeIt(button) {
   error.hidden = true;
   try {
     const run = await startRun(speed ? { [see]: name, speed: Number(speed) } : { [see]: name });
-    location.assign(controlLink(run.id, run.control_token, location.origin));
+    location.assign(createdControlLink(run, location.origin)); // a comparison lesson's opens its comparison page
   } catch (e) {
     error.textContent = t("home.failed", { message: e.message });
     error.hidden = false;

@@ -8,6 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from heartbeat_site.live.classroom import find_lesson
 from simulation.lessons.myths import builtin_myths
 from tests.web.live import http
 
@@ -79,9 +80,30 @@ def run_of(stack, page) -> dict:
     return body
 
 
+def comparison_of(stack, page) -> dict:
+    """The comparison whose control page `page` shows (its token in the fragment)."""
+    page.wait_for_url(re.compile(r"/compare/[^/]+/#control=.+"), timeout=30_000)
+    comparison_id = re.search(r"/compare/([^/]+)/", page.url).group(1)
+    status, body = http("GET", f"{stack.base}/api/comparisons/{comparison_id}")
+    assert status == 200, body
+    return body
+
+
+def test_see_it_opens_a_comparison_lessons_comparison_page(browser, stack, offsite):
+    """The versions lesson compares 1.31 with 1.33: its myths open both sides on one clock."""
+    myth = next(m for m in builtin_myths().myths if m.see.kind == "lesson" and find_lesson(m.see.lesson).comparison)
+    page = open_page(browser, f"{stack.base}/myths/", offsite, viewport=LAPTOP)
+    page.locator(f"#{myth.id} button[data-see]").click()
+    comparison = comparison_of(stack, page)
+    assert comparison["runs"][0]["lesson"] == myth.see.lesson  # side a's driver teaches both (docs/lessons.md)
+    expect(page.locator("#side-b")).to_be_visible(timeout=30_000)
+    assert comparison["scenario"] == myth.see.scenario
+    assert page.errors == []
+
+
 def test_see_it_opens_a_run_of_the_lesson_or_the_scenario(browser, stack, offsite):
     book = builtin_myths()
-    lesson_myth = next(m for m in book.myths if m.see.kind == "lesson")
+    lesson_myth = next(m for m in book.myths if m.see.kind == "lesson" and not find_lesson(m.see.lesson).comparison)
     scenario_myth = next(m for m in book.myths if m.see.kind == "scenario")
 
     page = open_page(browser, f"{stack.base}/myths/", offsite, viewport=LAPTOP)
