@@ -165,15 +165,20 @@ class Engine:
     def call_later(self, delay: int, fn: Callable[..., Any], *args: Any) -> Timer:
         if delay < 0:
             delay = 0
-        self._seq += 1  # call_at written out: the watch deliveries and "right now" timers come this way
         timer = Timer(fn, args)
+        self._after(delay, timer)  # not call_at: the watch deliveries and "right now" timers come this way
+        return timer
+
+    def _after(self, delay: int, timer: Timer) -> None:
+        """Queue ``timer`` ``delay`` µs from now: in the lane kept for that delay when there is one
+        (appended in order, no heap push), else in the heap or its bucket."""
+        self._seq += 1
         key = (self.now + delay, PRIORITY_NORMAL, self._seq, timer)
         lane = self._lanes.get(delay)
         if lane is not None:
             lane.append(key)
         else:
             self._heap_or_bucket(key)
-        return timer
 
     def call_command_at(self, when: int, order: tuple[int, int], fn: Callable[..., Any], *args: Any) -> Timer:
         """Commands sort before everything else at their instant, by their own `order` key
@@ -185,19 +190,13 @@ class Engine:
 
     def sleep(self, proc: Process, delay: int, fn: Callable[..., Any], *args: Any) -> None:
         """Continue `proc` with `fn(*args)` in `delay` µs (what a process's `yield delay` was)."""
-        if proc.alive:  # written out (no _push call): half a million of these in a 1,000-node hour
-            self._seq += 1
+        if proc.alive:  # half a million of these in a 1,000-node hour
             timer = proc.wake
             if timer is not None and timer.args is None:  # its last timer, fired: used again
                 timer.callback, timer.args = fn, args
             else:
                 timer = proc.wake = Timer(fn, args)
-            key = (self.now + delay, PRIORITY_NORMAL, self._seq, timer)
-            lane = self._lanes.get(delay)
-            if lane is not None:
-                lane.append(key)
-            else:
-                self._heap_or_bucket(key)
+            self._after(delay, timer)
 
     def wake_at(self, proc: Process, when: int) -> None:
         """Move a sleeping process's next wake-up (e.g. a blocked request when the network heals):
