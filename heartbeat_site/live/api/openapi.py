@@ -168,6 +168,38 @@ def _start_body(properties: dict, sources: list[dict]) -> dict:
     })}
 
 
+def _recipe_post(summary: str, id_parameter: dict) -> dict:
+    """POST <run or comparison>/recipe: the same answer for both (a comparison's recipe also has its overrides)."""
+    return {
+        "post": {
+            "summary": summary,
+            "security": [{"controlToken": []}],
+            "parameters": [id_parameter],
+            "responses": {
+                **_ok(
+                    "the recipe: the same session always gets the same id",
+                    {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string"},
+                            "url": {"type": "string", "description": "/r/<id>, the page that starts it"},
+                            "seed": {"type": "integer"},
+                            "commands": {"type": "array", "items": {"type": "object"}},
+                            "overrides": {"type": ["object", "null"],
+                                          "description": "a comparison's: each side's settings; null: a run"},
+                        },
+                        "required": ["id", "url"],
+                    },
+                    "201",
+                ),
+                "403": _ERROR,
+                "404": _ERROR,
+                "409": _ERROR,
+            },
+        }
+    }
+
+
 def _qr(summary: str, parameter: dict) -> dict:
     svg = {"description": "the QR code", "content": {"image/svg+xml": {"schema": {"type": "string"}}}}
     return {"get": {"summary": summary, "parameters": [parameter], "responses": {"200": svg, "404": _ERROR}}}
@@ -623,62 +655,10 @@ DOCUMENT: dict = {
                 },
             }
         },
-        "/api/runs/{id}/recipe": {
-            "post": {
-                "summary": "A recipe link of this run: document, seed and the trainer's fault commands with times",
-                "security": [{"controlToken": []}],
-                "parameters": [_RUN_ID],
-                "responses": {
-                    **_ok(
-                        "the recipe: the same session always gets the same id",
-                        {
-                            "type": "object",
-                            "properties": {
-                                "id": {"type": "string"},
-                                "url": {"type": "string", "description": "/r/<id>, the page that starts it"},
-                                "seed": {"type": "integer"},
-                                "commands": {"type": "array", "items": {"type": "object"}},
-                                "overrides": {"type": ["object", "null"],
-                                              "description": "a comparison's: each side's settings; null: a run"},
-                            },
-                            "required": ["id", "url"],
-                        },
-                        "201",
-                    ),
-                    "403": _ERROR,
-                    "404": _ERROR,
-                    "409": _ERROR,
-                },
-            }
-        },
-        "/api/comparisons/{id}/recipe": {
-            "post": {
-                "summary": "A recipe link of this comparison: its document, both sides' settings, seed and commands",
-                "security": [{"controlToken": []}],
-                "parameters": [_COMPARISON_ID],
-                "responses": {
-                    **_ok(
-                        "the recipe: the same session always gets the same id",
-                        {
-                            "type": "object",
-                            "properties": {
-                                "id": {"type": "string"},
-                                "url": {"type": "string", "description": "/r/<id>, the page that starts it"},
-                                "seed": {"type": "integer"},
-                                "commands": {"type": "array", "items": {"type": "object"}},
-                                "overrides": {"type": ["object", "null"],
-                                              "description": "a comparison's: each side's settings; null: a run"},
-                            },
-                            "required": ["id", "url"],
-                        },
-                        "201",
-                    ),
-                    "403": _ERROR,
-                    "404": _ERROR,
-                    "409": _ERROR,
-                },
-            }
-        },
+        "/api/runs/{id}/recipe": _recipe_post(
+            "A recipe link of this run: document, seed and the trainer's fault commands with times", _RUN_ID),
+        "/api/comparisons/{id}/recipe": _recipe_post(
+            "A recipe link of this comparison: its document, both sides' settings, seed and commands", _COMPARISON_ID),
         "/api/runs/{id}/report": {
             "get": {
                 "summary": "A lesson's or drill's report for its trainer: every question asked, its right answer, the "
