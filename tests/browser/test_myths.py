@@ -71,20 +71,13 @@ def test_one_column_on_a_phone(browser, stack, artifacts, offsite):
     assert page.errors == []
 
 
-def run_of(stack, page) -> dict:
-    """The run whose control page `page` shows (its token in the fragment)."""
-    page.wait_for_url(re.compile(r"/runs/[^/]+/#control=.+"), timeout=30_000)
-    run_id = re.search(r"/runs/([^/]+)/", page.url).group(1)
-    status, body = http("GET", f"{stack.base}/api/runs/{run_id}")
-    assert status == 200, body
-    return body
-
-
-def comparison_of(stack, page) -> dict:
-    """The comparison whose control page `page` shows (its token in the fragment)."""
-    page.wait_for_url(re.compile(r"/compare/[^/]+/#control=.+"), timeout=30_000)
-    comparison_id = re.search(r"/compare/([^/]+)/", page.url).group(1)
-    status, body = http("GET", f"{stack.base}/api/comparisons/{comparison_id}")
+def opened(stack, page, page_kind: str = "runs") -> dict:
+    """What the control page `page` shows (its token in the fragment), as the API answers it: a run (``runs``)
+    or a comparison (``compare``)."""
+    page.wait_for_url(re.compile(rf"/{page_kind}/[^/]+/#control=.+"), timeout=30_000)
+    opened_id = re.search(rf"/{page_kind}/([^/]+)/", page.url).group(1)
+    api = "runs" if page_kind == "runs" else "comparisons"
+    status, body = http("GET", f"{stack.base}/api/{api}/{opened_id}")
     assert status == 200, body
     return body
 
@@ -94,7 +87,7 @@ def test_see_it_opens_a_comparison_lessons_comparison_page(browser, stack, offsi
     myth = next(m for m in builtin_myths().myths if m.see.kind == "lesson" and find_lesson(m.see.lesson).comparison)
     page = open_page(browser, f"{stack.base}/myths/", offsite, viewport=LAPTOP)
     page.locator(f"#{myth.id} button[data-see]").click()
-    comparison = comparison_of(stack, page)
+    comparison = opened(stack, page, "compare")
     assert comparison["runs"][0]["lesson"] == myth.see.lesson  # side a's driver teaches both (docs/lessons.md)
     expect(page.locator("#side-b")).to_be_visible(timeout=30_000)
     assert comparison["scenario"] == myth.see.scenario
@@ -108,7 +101,7 @@ def test_see_it_opens_a_run_of_the_lesson_or_the_scenario(browser, stack, offsit
 
     page = open_page(browser, f"{stack.base}/myths/", offsite, viewport=LAPTOP)
     page.locator(f"#{lesson_myth.id} button[data-see]").click()
-    run = run_of(stack, page)
+    run = opened(stack, page)
     assert run["lesson"] == lesson_myth.see.lesson
     assert run["scenario"] == lesson_myth.see.scenario
     expect(page.locator("#conn-state")).to_have_attribute("data-state", re.compile("live|resynced"), timeout=30_000)
@@ -118,7 +111,7 @@ def test_see_it_opens_a_run_of_the_lesson_or_the_scenario(browser, stack, offsit
     expect(button).to_be_enabled()
     speed = float(button.get_attribute("data-speed"))
     button.click()
-    run = run_of(stack, page)
+    run = opened(stack, page)
     assert run["lesson"] is None
     assert run["scenario"] == scenario_myth.see.scenario
     assert run["clock"]["speed"] == speed > 1
