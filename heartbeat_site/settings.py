@@ -175,6 +175,9 @@ HEARTBEAT = {
     "CHECKPOINT_SECONDS": env_float("HEARTBEAT_CHECKPOINT_SECONDS", 60.0, minimum=0.0),
     # nodes from which a driver's checkpoints are made in a process beside it (about 1 ms per node)
     "CHECKPOINT_PROCESS_FROM": env_int("HEARTBEAT_CHECKPOINT_PROCESS_FROM", 50, minimum=0),
+    # checkpoints a run keeps for look-back, spread over its life, and their bytes at most (the newest always stays)
+    "CHECKPOINTS_KEPT": env_int("HEARTBEAT_CHECKPOINTS_KEPT", 16, minimum=1),
+    "CHECKPOINTS_KEPT_MB": env_int("HEARTBEAT_CHECKPOINTS_KEPT_MB", 256, minimum=1),
 }
 
 LOGGING = {

@@ -3,10 +3,11 @@ by a takeover instead of a replay from virtual time 0.
 
 Every ``HEARTBEAT_CHECKPOINT_SECONDS`` of virtual time (and at the run's end) the driver asks for a checkpoint
 of its simulation at its published position: virtual time, last event seq, the fault commands the
-simulation holds and, for a lesson, its runner's state. It goes to Redis (``runstore.checkpoint_key``,
-only the newest is kept) fenced by the driver's lease token. A small run's is written by the driver
-itself (about a millisecond per node); from ``HEARTBEAT_CHECKPOINT_PROCESS_FROM`` nodes by a process
-beside it (checkpoint_child.py), which keeps its own simulation of the run, so a slice never waits.
+simulation holds and, for a lesson, its runner's state. It goes to Redis (``runstore.checkpoints_key``: a
+series thinned evenly over the run's life, for takeovers and look-back: lookback.py) fenced by the driver's
+lease token. A small run's is written by the driver itself (about a millisecond per node); from
+``HEARTBEAT_CHECKPOINT_PROCESS_FROM`` nodes by a process beside it (checkpoint_child.py), which keeps its own
+simulation of the run, so a slice never waits.
 """
 
 from __future__ import annotations

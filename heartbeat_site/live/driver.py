@@ -216,20 +216,19 @@ class RunDriver:
         return replayed
 
     def _usable_checkpoint(self, run: Run, t0: float, seq0: int) -> runstore.Checkpoint | None:
-        """The run's newest checkpoint when a takeover can continue it (logging why not otherwise)."""
+        """The run's latest checkpoint at or before the published position, when a takeover can continue it
+        (logging why not otherwise)."""
         if t0 <= 0 or run.comparison_id:
             return None
         try:
-            checkpoint = runstore.read_checkpoint(self.run_id)
+            checkpoint = runstore.read_checkpoint(self.run_id, t0, seq0)
         except (ValueError, KeyError) as exc:
             log.warning("run %s: its checkpoint is unreadable (%s: %s); replaying from 0", self.run_id,
                         type(exc).__name__, exc)
             return None
         why = None
         if checkpoint is None:
-            why = "it has no checkpoint"
-        elif checkpoint.t > t0 or checkpoint.seq > seq0:
-            why = f"its checkpoint (t={checkpoint.t:.1f} s, seq {checkpoint.seq}) is past the published position"
+            why = "it has no checkpoint at or before the published position"
         elif run.lesson and checkpoint.lesson is None:
             why = "its checkpoint lacks the lesson's state"
         if why is not None:

@@ -24,7 +24,7 @@ import redis
 import yaml
 from django.conf import settings
 
-from heartbeat_site.live import classroom, replayer, seek
+from heartbeat_site.live import classroom, lookback, replayer, seek
 from heartbeat_site.live.models import Command, Run
 from heartbeat_site.live.redis_client import get_redis
 from heartbeat_site.live.replay import simulation_of
@@ -60,6 +60,9 @@ LANES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 LANE_OF_COMPONENT = {component: lane for lane, _label, components in LANES for component in components}
 HTTP_VERB = {"create": "POST", "update": "PUT", "patch": "PATCH", "delete": "DELETE", "get": "GET", "list": "LIST",
              "watch": "WATCH"}
+# virtual seconds replayed past a sequence diagram's window, so that its events at the window's very end are in
+# (``Simulation.run_until`` stops before its time)
+SEQUENCE_MARGIN = 1.0
 MAX_ROWS = 2000  # a diagram nobody can read is no use; the window is the way to see more
 UNSAFE = re.compile(r"[^A-Za-z0-9 ._/\-:=()+,'\[\]@>]")  # what Mermaid might read as syntax (; # % { } < " ...)
 
@@ -79,13 +82,16 @@ class Replayed:
     nodes: list[str]
 
 
-def replay_run(run: Run, commands: list[Command], t: float) -> Replayed:
+def replay_run(run: Run, commands: list[Command], t: float, since: float = 0.0) -> Replayed:
+    """The run replayed to ``t``. ``since``: only the events from that virtual time on are wanted (a sequence
+    diagram's window), so the replay starts from the run's latest checkpoint at or before it (lookback.py)."""
     hiding = classroom.hides_cause(run)
-    sim = simulation_of(run, commands)
+    restored = lookback.restored(run, commands, since) if since > 0 else None
+    sim = restored.sim if restored is not None else simulation_of(run, commands)
     nodes = [name for name, _zone in load_scenario(run.document).nodes]
     events: list[dict] = []
     timeline: list[str] = []
-    for event in sim.run_until(t) if t > 0 else []:
+    for event in sim.run_until(t) if t > sim.now else []:
         raw = event.to_dict()
         shown = classroom.viewer_event(raw) if hiding else raw
         events.append(shown)
@@ -100,7 +106,10 @@ def replayed_export(run: Run, commands: list[Command], t: float, name: str, star
                     node: str | None) -> str:
     """An export made of the run replayed to ``t``: the summary, a log or a sequence diagram of ``node``
     (``ExportError`` when the run has no such node)."""
-    replayed = replay_run(run, commands, t)
+    if name.startswith("sequence."):  # the window only: from a checkpoint at or before it to just past its end
+        replayed = replay_run(run, commands, min(t, end + SEQUENCE_MARGIN), since=start)
+    else:  # the whole history
+        replayed = replay_run(run, commands, t)
     if name == "summary.md":
         return summary_md(replayed)
     if name == "audit.jsonl":

@@ -10,6 +10,7 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable
 
+from heartbeat_site.live import lookback
 from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
 from simulation import Simulation, load_scenario
 from simulation.events import SimEvent
@@ -49,19 +50,6 @@ def replay_until(run: Run, t: float) -> tuple[Simulation, list[SimEvent]]:
     return sim, (sim.run_until(t) if t > 0 else [])
 
 
-def schedule_new_commands(sim: Simulation, scheduled: set[int], commands: list[Command]) -> bool:
-    """Schedule on a rebuilt ``sim`` the applied ``commands`` it lacks (ids in ``scheduled``, updated);
-    False if one of them is already in its past (then only a new rebuild is exact)."""
-    for command in commands:
-        if command.pk in scheduled:
-            continue
-        if command.at < sim.now:
-            return False
-        sim.schedule_command(command.payload, command.at)
-        scheduled.add(command.pk)
-    return True
-
-
 class ReplayCursor:
     """A rebuilt simulation that hands out its events in seq order, page after page.
 
@@ -71,14 +59,16 @@ class ReplayCursor:
     returns are converted to dicts.
     """
 
-    def __init__(self, run: Run, commands: list[Command]) -> None:
-        self.sim = simulation_of(run, commands)
-        self.commands = {command.pk for command in commands}
+    def __init__(self, sim: Simulation, commands: set[int], handed: int = 0) -> None:
+        """``sim``: a fresh simulation of the run, or one restored from its checkpoint whose last event is
+        ``handed``; ``commands``: the ids of the applied fault commands it has scheduled."""
+        self.sim = sim
+        self.commands = commands
         self.pending: deque[SimEvent] = deque()  # simulated, not handed out yet
-        self.handed = 0  # seq of the last event handed out or passed over
+        self.handed = handed  # seq of the last event handed out or passed over
 
     def catch_up(self, commands: list[Command]) -> bool:
-        return schedule_new_commands(self.sim, self.commands, commands)
+        return lookback.schedule_new_commands(self.sim, self.commands, commands)
 
     def page(self, after: int, upto: int, t: float, limit: int, wanted: Callable[[SimEvent], bool] | None = None,
              max_scanned: int | None = None) -> tuple[list[dict], int]:
@@ -116,14 +106,22 @@ def replayed_page(run: Run, commands: list[Command], after: int, upto: int, t: f
                   max_scanned: int | None = None) -> tuple[list[dict], int]:
     """``ReplayCursor.page`` on the run's cursor kept by this process, or a new one when the kept one
     has passed ``after`` (a client went back) or cannot take one of ``commands`` (the run's applied
-    faults) applied since. The web process calls it in the replay process (replayer.py)."""
+    faults) applied since. A new cursor starts from the run's latest checkpoint whose last event is at or
+    before ``after`` (lookback.py), as the kept one does when such a checkpoint is far enough ahead of it. The
+    web process calls it in the replay process (replayer.py)."""
     with _lock:
         run_lock = _run_locks.setdefault(run.id, threading.Lock())
     with run_lock:
         with _lock:
             cursor = _cursors.pop(run.id, None)
-        if cursor is None or cursor.handed > after or not cursor.catch_up(commands):
-            cursor = ReplayCursor(run, commands)
+        if cursor is not None and (cursor.handed > after or not cursor.catch_up(commands)):
+            cursor = None
+        restored = lookback.restored(run, commands, t, seq=after,
+                                     beyond=lookback.beyond(cursor.sim.now if cursor else None))
+        if restored is not None:
+            cursor = ReplayCursor(restored.sim, restored.commands, handed=restored.seq)
+        elif cursor is None:
+            cursor = ReplayCursor(simulation_of(run, commands), {command.pk for command in commands})
         try:
             return cursor.page(after, upto, t, limit, wanted, max_scanned)
         finally:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
 import uuid
@@ -58,9 +59,9 @@ def frames_key(run_id: str) -> str:
     return _key(run_id, "frames")
 
 
-def checkpoint_key(run_id: str) -> str:
-    """The run's newest checkpoint (a hash: t, seq, commands, sim, lesson; ``Lease.store_checkpoint``)."""
-    return _key(run_id, "checkpoint")
+def checkpoints_key(run_id: str) -> str:
+    """The run's checkpoints (a hash: field ``"<t> <seq>"``, value ``pack_checkpoint``; ``Lease.store_checkpoint``)."""
+    return _key(run_id, "checkpoints")
 
 
 def asks_key(run_id: str) -> str:
@@ -149,13 +150,30 @@ end
 return 1
 """
 
-# KEYS: lease, checkpoint. ARGV: token, t, seq, commands, sim, lesson. The newest replaces the one before;
-# the lease is not renewed: the writer may be the driver's checkpoint process, which must not keep a dead
-# driver's lease alive.
+# KEYS: lease, checkpoints. ARGV: token, field ("<t> <seq>"), packed checkpoint, kept, kept_bytes. The lease is
+# not renewed: the writer may be the driver's checkpoint process, which must not keep a dead driver's lease alive.
+# Over ``kept`` checkpoints or ``kept_bytes``, the one closest after the one before it (after time 0 for the
+# first) goes, never the newest: the series thins out evenly over the run's life (``CHECKPOINTS_KEPT``).
 _STORE_CHECKPOINT = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('UNLINK', KEYS[2])
-redis.call('HSET', KEYS[2], 't', ARGV[2], 'seq', ARGV[3], 'commands', ARGV[4], 'sim', ARGV[5], 'lesson', ARGV[6])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+local kept, budget = tonumber(ARGV[4]), tonumber(ARGV[5])
+local entries, bytes = {}, 0
+for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
+  entries[#entries + 1] = {tonumber(string.match(f, '^(%S+)')), f}
+  bytes = bytes + redis.call('HSTRLEN', KEYS[2], f)
+end
+table.sort(entries, function(a, b) return a[1] < b[1] end)
+while #entries > 1 and (#entries > kept or bytes > budget) do
+  local drop, gap = 1, nil
+  for i = 1, #entries - 1 do
+    local g = entries[i][1] - (i > 1 and entries[i - 1][1] or 0)
+    if gap == nil or g < gap then drop, gap = i, g end
+  end
+  bytes = bytes - redis.call('HSTRLEN', KEYS[2], entries[drop][2])
+  redis.call('HDEL', KEYS[2], entries[drop][2])
+  table.remove(entries, drop)
+end
 return 1
 """
 
@@ -230,11 +248,14 @@ class Lease:
         return bool(get_redis().eval(_GUARDED_SET, 2, *keys, self.token, self.ttl_ms, text))
 
     def store_checkpoint(self, checkpoint: Checkpoint) -> bool:
-        """Keep ``checkpoint`` as the run's newest, only while this lease holds the run: a deposed
-        driver (or its checkpoint process) cannot overwrite its successor's."""
-        keys = (lease_key(self.run_id), checkpoint_key(self.run_id))
-        return bool(get_redis().eval(_STORE_CHECKPOINT, 2, *keys, self.token, repr(checkpoint.t), checkpoint.seq,
-                                     json.dumps(checkpoint.commands), checkpoint.sim, checkpoint.lesson or b""))
+        """Add ``checkpoint`` to the run's series (thinned to ``HEARTBEAT_CHECKPOINTS_KEPT`` and
+        ``HEARTBEAT_CHECKPOINTS_KEPT_MB``), only while this lease holds the run: a deposed driver (or its
+        checkpoint process) cannot write beside its successor's."""
+        conf = settings.HEARTBEAT
+        keys = (lease_key(self.run_id), checkpoints_key(self.run_id))
+        return bool(get_redis().eval(_STORE_CHECKPOINT, 2, *keys, self.token, checkpoint.field,
+                                     pack_checkpoint(checkpoint), conf["CHECKPOINTS_KEPT"],
+                                     conf["CHECKPOINTS_KEPT_MB"] * 1024 * 1024))
 
 
 @dataclass
@@ -248,14 +269,67 @@ class Checkpoint:
     sim: bytes
     lesson: bytes | None = None
 
+    @property
+    def field(self) -> str:
+        return f"{self.t!r} {self.seq}"
 
-def read_checkpoint(run_id: str) -> Checkpoint | None:
-    """The run's newest checkpoint, or None; a malformed one raises ValueError (or KeyError)."""
-    fields = cast("dict[bytes, bytes]", get_redis(binary=True).hgetall(checkpoint_key(run_id)))
-    if not fields:
+
+Position = tuple[float, int]  # a checkpoint's virtual time and last seq
+
+CHECKPOINT_MAGIC = b"heartbeat-run-checkpoint/1\n"
+
+
+def pack_checkpoint(checkpoint: Checkpoint) -> bytes:
+    """One Redis value: a header line (JSON: t, seq, commands, the simulation's length), the simulation's bytes,
+    then the lesson's."""
+    header = json.dumps({"t": checkpoint.t, "seq": checkpoint.seq, "commands": checkpoint.commands,
+                         "sim": len(checkpoint.sim)}).encode()
+    return b"".join((CHECKPOINT_MAGIC, header, b"\n", checkpoint.sim, checkpoint.lesson or b""))
+
+
+def unpack_checkpoint(data: bytes) -> Checkpoint:
+    """What ``pack_checkpoint`` wrote; ValueError (or KeyError) for anything else."""
+    if not data.startswith(CHECKPOINT_MAGIC):
+        raise ValueError("not a run checkpoint (or one of another format version)")
+    end = data.index(b"\n", len(CHECKPOINT_MAGIC))
+    header = json.loads(data[len(CHECKPOINT_MAGIC):end])
+    sim_end = end + 1 + int(header["sim"])
+    if sim_end > len(data):
+        raise ValueError("a truncated run checkpoint")
+    return Checkpoint(t=float(header["t"]), seq=int(header["seq"]), commands=list(header["commands"]),
+                      sim=data[end + 1:sim_end], lesson=data[sim_end:] or None)
+
+
+def checkpoint_positions(run_id: str) -> list[Position]:
+    """The (virtual time, last seq) of each of the run's checkpoints, in order."""
+    fields = cast("list[str]", get_redis().hkeys(checkpoints_key(run_id)))
+    positions = []
+    for field in fields:
+        t, _, seq = field.partition(" ")
+        positions.append((float(t), int(seq)))
+    return sorted(positions)
+
+
+def nearest_checkpoint(positions: list[Position], t: float, seq: int | None = None) -> Position | None:
+    """The latest of ``positions`` at or before virtual time ``t`` (and, given ``seq``, whose last event is at or
+    before it), or None."""
+    fitting = [p for p in positions if p[0] <= t and (seq is None or p[1] <= seq)]
+    return max(fitting) if fitting else None
+
+
+def read_checkpoint(run_id: str, t: float = math.inf, seq: int | None = None) -> Checkpoint | None:
+    """The run's latest checkpoint at or before virtual time ``t`` (and last seq ``seq``), or None; a malformed
+    one raises ValueError (or KeyError)."""
+    position = nearest_checkpoint(checkpoint_positions(run_id), t, seq)
+    if position is None:
         return None
-    return Checkpoint(t=float(fields[b"t"]), seq=int(fields[b"seq"]), commands=json.loads(fields[b"commands"]),
-                      sim=fields[b"sim"], lesson=fields.get(b"lesson") or None)
+    return read_checkpoint_at(run_id, position)
+
+
+def read_checkpoint_at(run_id: str, position: Position) -> Checkpoint | None:
+    """The run's checkpoint at ``position`` (from ``checkpoint_positions``), None if it went meanwhile."""
+    data = get_redis(binary=True).hget(checkpoints_key(run_id), f"{position[0]!r} {position[1]}")
+    return None if data is None else unpack_checkpoint(cast("bytes", data))
 
 
 class LeaseKeeper:
@@ -381,7 +455,7 @@ def mark_inactive(run_id: str) -> None:
     client.srem(ACTIVE_RUNS, run_id)
     retention = settings.HEARTBEAT["RETENTION_SECONDS"]
     for key in (log_key(run_id), state_key(run_id), snapshot_key(run_id), viewers_key(run_id), inbox_key(run_id),
-                frames_key(run_id), checkpoint_key(run_id)):
+                frames_key(run_id), checkpoints_key(run_id)):
         client.expire(key, retention)
 
 

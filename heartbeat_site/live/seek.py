@@ -13,23 +13,22 @@ about 30 kB a node) and their number per run; runs too large for a set of checkp
 the simulation last used. Determinism (docs/simulation-api.md) makes a continued simulation give
 the very snapshot a fresh one run to the same time gives.
 
-With no parked simulation at or before the target, the run's own checkpoint (the newest its driver left in
-Redis, or an ended run's last: checkpoints.py) is continued when it is at or before it, instead of a
-rebuild from virtual time 0.
+The run's own checkpoints (the series its drivers left in Redis, kept with an ended run's retention:
+lookback.py) come first: the latest at or before the target is restored when no parked simulation is
+nearer than a restore is worth, so that no seek, however far into a long run, replays from virtual time 0.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-import redis
-
-from heartbeat_site.live import classroom, detail, frames, runstore
+from heartbeat_site.live import classroom, detail, frames, lookback
 from heartbeat_site.live.models import Command, Run
-from heartbeat_site.live.replay import schedule_new_commands, simulation_of
+from heartbeat_site.live.replay import simulation_of
 from simulation import Simulation
 
 log = logging.getLogger(__name__)
@@ -116,25 +115,31 @@ def rebuild(run: Run, commands: list[Command]) -> Parked:
     return _build(run, commands)
 
 
-def from_run_checkpoint(run: Run, commands: list[Command], t: float) -> Parked | None:
-    """The run's checkpoint in Redis restored, when it is at or before ``t`` and can take ``commands``; else None."""
-    try:
-        checkpoint = runstore.read_checkpoint(run.id)
-        if checkpoint is None or checkpoint.t > t:
-            return None
-        entry = Parked(Simulation.restore(checkpoint.sim), run.node_count, set(checkpoint.commands))
-    except (redis.RedisError, OSError) as exc:
-        log.warning("run %s: its checkpoint could not be read (%s: %s)", run.id, type(exc).__name__, exc)
-        return None
-    except Exception as exc:  # a checkpoint of another code version, a damaged one: the rebuild is exact
-        log.warning("run %s: its checkpoint could not be restored (%s: %s)", run.id, type(exc).__name__, exc)
-        return None
-    return entry if _catch_up_commands(entry, commands) else None
+def from_run_checkpoint(run: Run, commands: list[Command], t: float, beyond: float = -math.inf) -> Parked | None:
+    """The run's latest checkpoint at or before ``t`` restored (lookback.py), when it is later than ``beyond``
+    and can take ``commands``; else None."""
+    entry = lookback.restored(run, commands, t, beyond=beyond)
+    return None if entry is None else Parked(entry.sim, run.node_count, entry.commands)
+
+
+def _start(run: Run, commands: list[Command], t: float) -> Parked:
+    """Where a state at ``t`` starts: the parked simulation latest at or before it, unless one of the run's
+    checkpoints is far enough ahead of it to be worth its restore (lookback.py); a rebuild from 0 without
+    either."""
+    parked = _take(run.id, t)
+    if parked is not None and not _catch_up_commands(parked, commands):
+        parked = None
+    restored = from_run_checkpoint(run, commands, t, lookback.beyond(parked.sim.now if parked else None))
+    if restored is None:
+        return parked or rebuild(run, commands)
+    if parked is not None:
+        _park(run.id, parked)
+    return restored
 
 
 def _catch_up_commands(entry: Parked, commands: list[Command]) -> bool:
     """Schedule on ``entry`` the commands applied since it was built; False if one is already in its past."""
-    return schedule_new_commands(entry.sim, entry.commands, commands)
+    return lookback.schedule_new_commands(entry.sim, entry.commands, commands)
 
 
 def snapshot_text(run: Run, commands: list[Command], t: float, reached: float, node_level: bool,
@@ -162,9 +167,7 @@ def state_at(run: Run, commands: list[Command], t: float, *, reached: float | No
     """The simulation's snapshot of ``run`` at ``t`` (every object, or node level), a drill's cause hidden
     before its reveal: what the websocket's snapshot and the objects export are made of."""
     with _run_lock(run.id):
-        entry = _take(run.id, t)
-        if entry is None or not _catch_up_commands(entry, commands):
-            entry = from_run_checkpoint(run, commands, t) or rebuild(run, commands)
+        entry = _start(run, commands, t)
         entry.sim.run_until(t)
         try:
             snapshot = detail.node_snapshot(entry.sim) if node_level else entry.sim.snapshot()

@@ -38,6 +38,11 @@ def test_a_checkpoint_from_a_deposed_driver_is_refused(run_factory):
     assert (read.t, read.seq, read.sim) == (kept.t, kept.seq, kept.sim)
 
 
+def damage_checkpoints(run_id: str) -> None:
+    for field in runstore.checkpoint_positions(run_id):
+        get_redis().hset(runstore.checkpoints_key(run_id), f"{field[0]!r} {field[1]}", b"damaged")
+
+
 def stopped_at(run, past: float, command: Command | None = None) -> runstore.Checkpoint:
     """Drive ``run`` until its published time is past ``past`` (``command`` sent at 30 s), stop the driver as a
     worker's shutdown does, and return the checkpoint it left."""
@@ -77,7 +82,7 @@ def test_the_next_driver_continues_the_checkpoint_and_the_run_is_unchanged(run_f
     assert events_hash(events) == events_hash(reference(run, [command]))
     final = runstore.read_checkpoint(run.id)
     assert (final.t, final.seq) == (run.duration, events[-1]["seq"])  # the run's end, kept with its retention
-    assert get_redis().ttl(runstore.checkpoint_key(run.id)) > 0
+    assert get_redis().ttl(runstore.checkpoints_key(run.id)) > 0
 
 
 def test_a_command_applied_after_the_checkpoint_is_scheduled_on_it(run_factory, settings):
@@ -108,7 +113,7 @@ def test_an_unreadable_checkpoint_is_replaced_by_a_replay_from_zero(run_factory,
     settings.HEARTBEAT = {**settings.HEARTBEAT, "CHECKPOINT_SECONDS": 20.0, "CHECKPOINT_PROCESS_FROM": 1000}
     run = run_factory(speed=30, duration="3m")
     stopped_at(run, 60.0)
-    get_redis().hset(runstore.checkpoint_key(run.id), "sim", b"not a checkpoint")
+    damage_checkpoints(run.id)
 
     second, _, outcome = drive_in_thread(run.id)
     second.join(30)
@@ -138,11 +143,13 @@ def test_an_ended_runs_state_continues_its_last_checkpoint_and_equals_a_replay(r
     replayed.run_until(run.duration)
     expected = replayed.snapshot()
     assert seek.from_run_checkpoint(run, commands, run.duration).sim.now == run.duration
-    assert seek.from_run_checkpoint(run, commands, run.duration - 1) is None  # a seek before it: a rebuild
+    first, before_last = runstore.checkpoint_positions(run.id)[0][0], runstore.checkpoint_positions(run.id)[-2][0]
+    assert seek.from_run_checkpoint(run, commands, run.duration - 1).sim.now == before_last  # the one before
+    assert seek.from_run_checkpoint(run, commands, first - 1) is None  # a seek before the first: a rebuild
     seek.forget(run.id)
     assert seek.state_at(run, commands, run.duration) == expected
     seek.forget(run.id)
-    get_redis().hset(runstore.checkpoint_key(run.id), "sim", b"damaged")
+    damage_checkpoints(run.id)
     assert seek.from_run_checkpoint(run, commands, run.duration) is None
     assert seek.state_at(run, commands, run.duration) == expected
     seek.forget(run.id)
