@@ -8,9 +8,6 @@ messages a real driver sent."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -18,10 +15,9 @@ from heartbeat_site.live import detail, runstore
 from heartbeat_site.live.publisher import Publisher
 from simulation import Simulation, load_scenario
 
+from .page_store import store_view
 from .test_driver import drive_in_thread, run_factory, wait_for  # noqa: F401 (the in-process driver's runs)
 
-HARNESS = Path(__file__).with_name("store_view.mjs")
-NODE = shutil.which("node") or "/usr/bin/node"
 WATCHED = "node-2"  # its kubelet stops at 45 s: pods NotReady, endpoints not ready, evictions
 
 
@@ -55,15 +51,6 @@ def key_of(obj: dict) -> tuple[str, str]:
 
 def by_key(objects: list[dict]) -> list[dict]:
     return sorted(objects, key=key_of)
-
-
-def store_view(messages: list[dict], tmp_path: Path) -> dict:
-    """What the page's real object store (static/js/store.js, under node) holds after ``messages``."""
-    path = tmp_path / "messages.json"
-    path.write_text(json.dumps({"messages": messages}))
-    done = subprocess.run([NODE, str(HARNESS), str(path)], capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 @pytest.fixture

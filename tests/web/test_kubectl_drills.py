@@ -18,6 +18,7 @@ from simulation.lessons.drills import KUBELET_FLAGS
 
 from .kubectl import Kubectl, command
 from .live import Viewer, ahttp
+from .page_store import store_view
 from .test_kubectl_reads import stack  # noqa: F401 (the module's Daphne, worker and Redis)
 
 pytestmark = [pytest.mark.live, pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -31,21 +32,11 @@ def key(obj: dict) -> tuple[str, str]:
     return meta.get("namespace") or "", meta["name"]
 
 
-def viewer_objects(viewer: Viewer) -> dict[str, dict]:
-    """The objects a viewer's page holds: its snapshot's, then every successful write it was sent."""
-    objects = {resource: {key(o): o for o in found}
-               for resource, found in viewer.first_message["snapshot"]["objects"].items() if resource in KINDS.values()}
-    for event in viewer.events:
-        obj = event.get("object")
-        if event["type"] != "write" or event.get("resource") not in objects or not obj:
-            continue
-        if (event.get("code") or 0) >= 300:  # a rejected write changes nothing
-            continue
-        if event.get("removed"):
-            objects[event["resource"]].pop(key(obj), None)
-        else:
-            objects[event["resource"]][key(obj)] = obj
-    return objects
+def viewer_objects(viewer: Viewer, tmp_path) -> dict[str, dict]:
+    """The objects the viewer's page holds: the page's own store (static/js/store.js) fed its snapshot and every
+    event it was sent."""
+    view = store_view([viewer.first_message, {"type": "frame", "events": viewer.events}], tmp_path)
+    return {resource: {key(o): o for o in found} for resource, found in view["objects"].items()}
 
 
 def words_naming(action: str) -> list[str]:
@@ -87,7 +78,7 @@ async def test_kubectl_reads_of_a_drill_name_nothing_a_viewer_is_not_shown(stack
     listed, described, as_json = await read_at_published_seq(run, viewer, kubectl)
     assert any(e["type"] == "hidden" for e in viewer.events), "the drill hid its cause from the viewer"
 
-    seen = viewer_objects(viewer)
+    seen = viewer_objects(viewer, tmp_path)
     for obj in as_json:  # every object the API serves is the one the viewer's page holds, field for field
         assert seen[KINDS[obj["kind"]]].get(key(obj)) == obj, (obj["kind"], key(obj))
     assert {key(o) for o in listed} == {key(o) for o in as_json}
