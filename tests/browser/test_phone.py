@@ -386,3 +386,27 @@ def test_every_text_of_the_run_page_is_12_px_or_more_on_a_phone(browser, stack, 
     assert {view: texts for view, texts in seen.items() if texts} == {}
     assert page.errors == []
     page.context.close()
+
+
+
+def test_every_text_of_the_run_page_is_12_px_or_more_on_a_tablet(browser, stack, artifacts, offsite):
+    """A tablet (the cluster beside the tabs) holds its texts to 12 px as a phone does: the cluster's labels and
+    bars, the diagram's lane names, the flows and the reference diagrams (scrolled sideways where they are wider)."""
+    status, run = http("POST", f"{stack.base}/api/runs", {"scenario": "kubelet-crash", "speed": 20})
+    assert status == 201, run
+    page = open_on(browser, f"{stack.base}/runs/{run['id']}/", offsite, TABLET)
+    live(page)
+    page.wait_for_function("window.heartbeat.sequence.model.length > 40", timeout=60_000)
+    expect(page.locator(f"#cluster {NODE2} .chip.taint").first).to_be_visible(timeout=60_000)
+    seen = {"traffic": small_text(page)}
+    tabs = {"flows": "#panel-side .flow-box svg", "timeline": "#timeline svg", "kubectl": ".kubectl-output",
+            "diagrams": ".mermaid-figure svg"}
+    for view, drawn in tabs.items():
+        page.locator(f'[data-view="{view}"]').tap()
+        expect(page.locator(drawn).first).to_be_visible(timeout=60_000)
+        page.wait_for_timeout(300)  # a pass of the page's frame loop: the panel's live parts drawn
+        seen[view] = small_text(page)
+        shot(page, artifacts, f"tablet-text-{view}")
+    assert {view: texts for view, texts in seen.items() if texts} == {}
+    assert page.errors == []
+    page.context.close()
