@@ -62,7 +62,9 @@ def stopped_at(run, past: float, command: Command | None = None) -> runstore.Che
 @pytest.mark.parametrize("process_from", [1000, 0], ids=["in the driver", "in a process beside it"])
 def test_the_next_driver_continues_the_checkpoint_and_the_run_is_unchanged(run_factory, settings, process_from):
     settings.HEARTBEAT = {**settings.HEARTBEAT, "CHECKPOINT_SECONDS": 20.0, "CHECKPOINT_PROCESS_FROM": process_from}
-    run = run_factory(speed=30, duration="3m")
+    # long enough that the first driver is stopped before the run's end even when a loaded machine is slow to
+    # write the checkpoint after 40 s (a process is spawned for it)
+    run = run_factory(speed=30, duration="8m")
     command = Command.objects.create(run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet",
                                      payload={"action": "stop-kubelet", "node": "node-1"})
     left = stopped_at(run, 75.0, command)
@@ -74,7 +76,7 @@ def test_the_next_driver_continues_the_checkpoint_and_the_run_is_unchanged(run_f
     wait_for(lambda: runstore.read_state(run.id).get("checkpoint_t", "") != "", what="the second driver's start")
     state = runstore.read_state(run.id)
     assert (float(state["checkpoint_t"]), int(state["checkpoint_seq"])) == (left.t, left.seq)
-    second.join(30)
+    second.join(120)
     assert outcome == ["finished"]
     command.refresh_from_db()
     events = logged_events(run.id)
