@@ -178,6 +178,10 @@ HEARTBEAT = {
     # checkpoints a run keeps for look-back, spread over its life, and their bytes at most (the newest always stays)
     "CHECKPOINTS_KEPT": env_int("HEARTBEAT_CHECKPOINTS_KEPT", 16, minimum=1),
     "CHECKPOINTS_KEPT_MB": env_int("HEARTBEAT_CHECKPOINTS_KEPT_MB", 256, minimum=1),
+    # Watching a real cluster (docs/observe.md): off unless the operator enables it, and then only the hosts
+    # and networks named here (host names and CIDRs, comma separated) may be reached
+    "OBSERVE": env_bool("HEARTBEAT_OBSERVE", False),
+    "OBSERVE_HOSTS": env_list("HEARTBEAT_OBSERVE_HOSTS", []),
 }
 
 LOGGING = {

@@ -315,6 +315,9 @@ def find_run(run_id: str) -> Run:
     run = Run.objects.filter(pk=run_id).first()
     if run is None:
         raise K8sError(404, f"the server could not find the requested resource (no run with id {run_id!r})")
+    if not run.simulated:  # a real cluster's run: its own API server is the one to ask (docs/observe.md)
+        raise K8sError(404, f"the server could not find the requested resource (run {run_id!r} is a {run.kind} of "
+                            "a real cluster: ask that cluster's API server)")
     return run
 
 

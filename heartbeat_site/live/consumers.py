@@ -501,4 +501,7 @@ def _rebuilt_snapshot(run_id: str) -> str:
     """The run's snapshot at the time the database says it reached, replayed in the replay process."""
     run = Run.objects.get(pk=run_id)
     t = round(run.t_reached, 6)
+    if not run.simulated:  # a real cluster's (docs/observe.md): nothing to replay; the log's events follow
+        return frames.dumps(frames.snapshot_body({"t": t, "objects": {}}, {"t": t, "speed": 1.0, "paused": True},
+                                                 run.last_seq))
     return replayer.replay(seek.snapshot_text, run, t, t, detail.is_node_level(run.node_count), run.paused, t=t)

@@ -62,8 +62,18 @@ class RunStatus(models.TextChoices):
 ACTIVE_STATUSES = (RunStatus.PENDING, RunStatus.RUNNING)
 
 
+class RunKind(models.TextChoices):
+    """What a run's events come from (docs/observe.md): the simulation, a real cluster watched read-only, or a
+    real cluster's audit log replayed. Only a simulation can be replayed from its scenario, seed and commands."""
+
+    SIMULATION = "simulation"
+    OBSERVATION = "observation"
+    AUDIT_REPLAY = "audit-replay"
+
+
 class Run(models.Model):
     id = models.CharField(primary_key=True, max_length=32, default=new_run_id, editable=False)
+    kind = models.CharField(max_length=16, choices=RunKind.choices, default=RunKind.SIMULATION)
     scenario_name = models.CharField(max_length=100)
     document = models.JSONField(help_text="the exact normalised scenario document")
     seed = models.BigIntegerField()
@@ -104,6 +114,11 @@ class Run(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in ACTIVE_STATUSES
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the run can be rebuilt by replaying its simulation (not a real cluster's events)."""
+        return self.kind == RunKind.SIMULATION
 
     @property
     def title(self) -> dict:

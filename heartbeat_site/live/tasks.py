@@ -24,15 +24,18 @@ _driving_lock = threading.Lock()
 def drive_run(run_id: str) -> str:
     from heartbeat_site.live.comparison_driver import ComparisonDriver
     from heartbeat_site.live.driver import RunDriver
-    from heartbeat_site.live.models import Run
+    from heartbeat_site.live.models import Run, RunKind
+    from heartbeat_site.observe.driver import ObservationDriver
 
     global _driving
     with _driving_lock:
         _driving += 1
     try:
         # a comparison's side: one driver drives both sides on one clock (comparison_driver.py)
-        comparison = Run.objects.filter(pk=run_id).values_list("comparison_id", flat=True).first()
-        if comparison:
+        comparison, kind = Run.objects.filter(pk=run_id).values_list("comparison_id", "kind").first() or (None, None)
+        if kind == RunKind.OBSERVATION:  # a real cluster watched (docs/observe.md)
+            outcome = ObservationDriver(run_id, stop=STOP).drive()
+        elif comparison:
             outcome = ComparisonDriver(comparison, stop=STOP).drive()
         else:
             outcome = RunDriver(run_id, stop=STOP).drive()

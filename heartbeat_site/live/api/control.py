@@ -29,7 +29,12 @@ def require_control_token(request: HttpRequest, run: Run) -> None:
 def post_command(request: HttpRequest, run_id: str) -> JsonResponse:
     run = get_run_or_404(run_id)
     require_control_token(request, run)
-    command, ack = commands.submit(run, json_object(request))
+    body = json_object(request)
+    if not run.simulated and body.get("action") != "stop":
+        raise ApiError(400, "not-simulated",
+                       f"action: a {run.kind} shows a real cluster; it takes no faults, pacing or follow commands, "
+                       'only {"action": "stop"}')
+    command, ack = commands.submit(run, body)
     body = command_body(command)
     if ack is None:
         body.update(

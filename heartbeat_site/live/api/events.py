@@ -73,6 +73,8 @@ def events_page(run: Run, after: int, limit: int, only: EventFilter = EventFilte
     logged = _logged_page(run.id, after, last_seq, limit, only)
     if logged is not None:
         return (*logged, last_seq)
+    if not run.simulated:  # a real cluster's events are what its log kept: nothing to replay (docs/observe.md)
+        return [], last_seq, last_seq
     if not classroom.hides_cause(run):
         wanted = only.keeps_raw if only else None
         replayed, scanned = replayer.replay(replayed_page, run, after, last_seq, t, limit, wanted, MAX_SCANNED, t=t)

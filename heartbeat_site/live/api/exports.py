@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 
 from heartbeat_site.live import exports, replayer
 from heartbeat_site.live.api.events import published_position
-from heartbeat_site.live.api.runs import get_run_or_404
+from heartbeat_site.live.api.runs import get_simulated_run
 from heartbeat_site.live.api.snapshots import query_time
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
@@ -39,7 +39,7 @@ def query_seconds(request: HttpRequest, name: str, default: float) -> float:
 def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
     if name not in CONTENT_TYPES:
         raise ApiError(400, "unknown-export", f"no export named {name!r}; one of {', '.join(exports.EXPORT_NAMES)}")
-    run = get_run_or_404(run_id)
+    run = get_simulated_run(run_id, "an export")
     t, _last_seq = published_position(run)
     if name == "objects.yaml":
         if run.node_count > exports.MAX_OBJECTS_NODES:

@@ -87,6 +87,9 @@ _RUN = {
     "type": "object",
     "properties": {
         "id": {"type": "string"},
+        "kind": {"type": "string", "enum": ["simulation", "observation", "audit-replay"],
+                 "description": "a simulated run, or a real cluster watched or replayed from its audit log "
+                 "(docs/observe.md): only a simulation takes faults and pacing, exports and seeks"},
         "scenario": {"type": "string"},
         "title": {"type": "object"},
         "version": {"type": "string"},
@@ -368,6 +371,52 @@ DOCUMENT: dict = {
                     "the drills",
                     {"type": "object", "properties": {"drills": {"type": "array", "items": {"type": "object"}}}},
                 ),
+            }
+        },
+        "/api/observations": {
+            "post": {
+                "summary": "Watch a real cluster read-only, as a run (docs/observe.md); off unless the operator sets "
+                "HEARTBEAT_OBSERVE=1, and only the hosts in HEARTBEAT_OBSERVE_HOSTS",
+                "requestBody": {"required": True, "content": _json({
+                    "type": "object",
+                    "properties": {
+                        "server": {"type": "string", "description": "the API server's URL, e.g. https://10.0.0.1:6443"},
+                        "token": {"type": "string", "description": "a bearer token with list and watch on nodes, "
+                                  "leases in kube-node-lease, pods, endpointslices and events; held only in the "
+                                  "observing worker's memory"},
+                        "kubeconfig": {"type": "string", "description": "a kubeconfig (YAML): its current context's "
+                                       "server, CA and token (bearer tokens only)"},
+                        "ca": {"type": "string", "description": "PEM CA certificates to verify the server with"},
+                    },
+                    "additionalProperties": False,
+                    "anyOf": [{"required": ["server"]}, {"required": ["kubeconfig"]}],
+                })},
+                "x-400-beyond-schema": {
+                    "bad-server": "the URL is not http(s) with a host, or carries a user, query or fragment",
+                    "bad-token": "a token that is not one line of ASCII",
+                    "bad-ca": "a CA that is not PEM certificates",
+                    "bad-kubeconfig": "a kubeconfig that is not YAML, or lacks its current context's parts",
+                    "unsupported-credentials": "a kubeconfig user with client certificates or an exec plugin",
+                    "missing-field": "no server, in the body or the kubeconfig",
+                    "cluster-refused": "the cluster refused the token (which resource it may not list)",
+                },
+                "responses": {
+                    **_ok("watching", {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string"},
+                            "kind": {"const": "observation"},
+                            "viewer_url": {"type": "string"},
+                            "control_url": {"type": "string"},
+                            "ws_url": {"type": "string"},
+                            "control_token": {"type": "string",
+                                              "description": 'ends the observation: {"action": "stop"}'},
+                            "run": {"$ref": "#/components/schemas/Run"},
+                        },
+                        "required": ["id", "viewer_url", "control_url", "ws_url", "control_token"],
+                    }, "201"),
+                    **dict.fromkeys(("400", "403", "413", "429", "502", "503"), _ERROR),
+                },
             }
         },
         "/api/runs": {

@@ -8,12 +8,12 @@ from django.http import HttpRequest, JsonResponse
 from heartbeat_site.live import recipes
 from heartbeat_site.live.api import links
 from heartbeat_site.live.api.control import require_control_token
-from heartbeat_site.live.api.runs import get_run_or_404
+from heartbeat_site.live.api.runs import get_simulated_run
 
 
 def create(request: HttpRequest, run_id: str) -> JsonResponse:
     """The trainer's commands so far, with the document and seed; the same session always gets the same id."""
-    run = get_run_or_404(run_id)
+    run = get_simulated_run(run_id, "a recipe")
     require_control_token(request, run)
     if run.comparison_id:  # a side's own link: the recipe of the whole comparison
         return answer(request, recipes.take_comparison_recipe(run.comparison))

@@ -6,14 +6,14 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from heartbeat_site.live import report
 from heartbeat_site.live.api.control import require_control_token
-from heartbeat_site.live.api.runs import get_run_or_404
+from heartbeat_site.live.api.runs import get_simulated_run
 from heartbeat_site.live.errors import ApiError
 
 FORMATS = ("json", "csv")
 
 
 def run_report(request: HttpRequest, run_id: str) -> HttpResponse:
-    run = get_run_or_404(run_id)
+    run = get_simulated_run(run_id, "a lesson report")
     require_control_token(request, run)  # nicknames and answers: the trainer's, never a viewer's
     if not (run.lesson or run.drill):
         raise ApiError(404, "no-lesson", f"run {run.id} is not a lesson or a drill: it asked no questions to report")

@@ -34,6 +34,16 @@ def get_run_or_404(run_id: str) -> Run:
     return run
 
 
+def get_simulated_run(run_id: str, what: str) -> Run:
+    """The run, when ``what`` can be made by replaying its simulation; a 409 for a real cluster's (docs/observe.md)."""
+    run = get_run_or_404(run_id)
+    if not run.simulated:
+        raise ApiError(409, "not-simulated",
+                       f"{what} is made by replaying a run's simulation; run {run.id} is a {run.kind} of a real "
+                       f"cluster, whose events are at GET /api/runs/{run.id}/events")
+    return run
+
+
 def create(request: HttpRequest) -> JsonResponse:
     body = json_object(request)
     reject_unknown_keys(body, CREATE_FIELDS)
@@ -147,6 +157,7 @@ def run_body(request: HttpRequest, run: Run) -> dict:
         last_seq = run.last_seq
     return {
         "id": run.id,
+        "kind": run.kind,
         "scenario": run.scenario_name,
         "title": run.title,
         "version": run.version,

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 
 from heartbeat_site.live import detail, replayer, seek
 from heartbeat_site.live.api.events import published_position
-from heartbeat_site.live.api.runs import get_run_or_404
+from heartbeat_site.live.api.runs import get_simulated_run
 from heartbeat_site.live.errors import ApiError
 
 
@@ -34,7 +34,7 @@ def query_time(request: HttpRequest, reached: float) -> float:
 
 
 def snapshot(request: HttpRequest, run_id: str) -> HttpResponse:
-    run = get_run_or_404(run_id)
+    run = get_simulated_run(run_id, "a snapshot at a past time")
     reached, _ = published_position(run)
     reached = round(reached, 6)
     t = query_time(request, reached)

@@ -1,0 +1,64 @@
+"""``POST /api/observations``: watch a real cluster read-only, as a run (docs/observe.md).
+
+The order matters: the operator's settings are checked before anything reaches the network (a 403 naming
+HEARTBEAT_OBSERVE or HEARTBEAT_OBSERVE_HOSTS), then the server is reached and the token tried on each resource (a
+clear 400 or 502 otherwise), and only then is the observation created and its worker sent the credentials, sealed.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, JsonResponse
+
+from heartbeat_site.live.api import links
+from heartbeat_site.live.api.bodies import json_object
+from heartbeat_site.live.api.runs import run_body, start_driver
+from heartbeat_site.live.caps import check_run_caps, check_worker_capacity, client_key
+from heartbeat_site.live.fields import reject_unknown_keys
+from heartbeat_site.live.models import Run, RunKind
+from heartbeat_site.live.tokens import hash_token, new_token
+from heartbeat_site.observe import sealed
+from heartbeat_site.observe.access import check_allowed, target_from
+from heartbeat_site.observe.cluster import preflight
+
+FIELDS = {"server", "token", "kubeconfig", "ca"}
+# An observation has no set length: it ends when its trainer stops it or nobody watches (HEARTBEAT_IDLE_SECONDS)
+OPEN_ENDED = 7 * 24 * 3600.0
+
+
+def observation_document(server: str, host: str) -> dict:
+    """What an observation's run row says about it (never a credential): its title and server."""
+    return {"name": "observation", "title": {"en": f"Observed cluster: {host}", "zh": f"观察中的集群：{host}"},
+            "observation": {"server": server}}
+
+
+def create(request: HttpRequest) -> JsonResponse:
+    body = json_object(request)
+    reject_unknown_keys(body, FIELDS)
+    target = target_from(body)
+    check_allowed(target)  # before any connection
+    client = client_key(request)
+    check_run_caps(client)
+    check_worker_capacity(0)
+    version = preflight(target)
+    token = new_token()
+    run = Run.objects.create(
+        kind=RunKind.OBSERVATION, scenario_name="observation", document=observation_document(target.server,
+                                                                                               target.host),
+        seed=0, version=version, node_count=0, duration=OPEN_ENDED, speed=1.0, control_token_hash=hash_token(token),
+        client_key=client,
+    )
+    sealed.seal(run.id, target)
+    try:
+        start_driver(run)
+    except Exception:
+        sealed.discard(run.id)
+        raise
+    return JsonResponse({
+        "id": run.id,
+        "kind": run.kind,
+        "viewer_url": links.viewer_url(request, run.id),
+        "control_url": links.control_url(request, run.id, token),
+        "ws_url": links.ws_url(request, run.id),
+        "control_token": token,
+        "run": run_body(request, run),
+    }, status=201)

@@ -1,0 +1,258 @@
+"""A real cluster read through the official Kubernetes Python client: the five resources an observation watches,
+each listed, then watched from the list's resourceVersion, listed again when the watch is too old (410 Gone),
+with a growing pause after errors (the informer pattern of client-go, tools/cache/reflector.go in
+kubernetes/client-go). Read-only: the client is only ever asked to list and watch.
+
+Objects travel as the API's own JSON (``_preload_content=False``), never as the client's model classes: they go
+to the pages as they are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import os
+import queue
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import urllib3
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+from kubernetes.watch.watch import iter_resp_lines
+
+from heartbeat_site.live.errors import ApiError
+from heartbeat_site.observe.access import Target
+from heartbeat_site.observe.changes import LEASE_NAMESPACE, RESOURCES
+
+log = logging.getLogger(__name__)
+
+CONNECT_SECONDS = 5.0
+READ_SECONDS = 30.0
+WATCH_SECONDS = 45  # the server ends each watch after this (timeoutSeconds), and the watch starts again
+PAGE = 500  # objects per list page (limit and continue)
+FIRST_BACKOFF = 0.5
+MAX_BACKOFF = 30.0
+# How each resource is named in the errors a user reads
+WHAT = {"nodes": "nodes", "leases": f"leases in namespace {LEASE_NAMESPACE}", "pods": "pods (all namespaces)",
+        "endpointslices": "endpointslices (discovery.k8s.io, all namespaces)", "events": "events (all namespaces)"}
+
+
+class Expired(Exception):
+    """The watch's resourceVersion is older than the server keeps (410 Gone): list again."""
+
+
+@dataclass
+class Seen:
+    """What a resource's watcher saw: ``kind`` is "listed" (``objects``: all of them now), "changed" (``obj``;
+    ``deleted`` when it is gone) or "problem" (``message``; ``fatal`` when retrying cannot help)."""
+
+    kind: str
+    resource: str
+    wall: float
+    objects: list[dict] | None = None
+    obj: dict | None = None
+    deleted: bool = False
+    message: str = ""
+    fatal: bool = False
+
+
+class Connection:
+    """An API client for the target: TLS verified (with the CA given, else the system's), no retries of its own
+    (this module backs off itself), no proxy from the environment."""
+
+    def __init__(self, target: Target) -> None:
+        conf = client.Configuration()
+        conf.host = target.server
+        conf.verify_ssl = True
+        conf.retries = False
+        self.ca_file: str | None = None
+        if target.ca:
+            handle, self.ca_file = tempfile.mkstemp(prefix="heartbeat-ca-", suffix=".pem")  # a CA is no secret
+            with os.fdopen(handle, "w") as out:
+                out.write(target.ca)
+            conf.ssl_ca_cert = self.ca_file
+        if target.token:
+            conf.api_key = {"authorization": target.token}
+            conf.api_key_prefix = {"authorization": "Bearer"}
+        self.api = client.ApiClient(conf)
+        core, coordination = client.CoreV1Api(self.api), client.CoordinationV1Api(self.api)
+        discovery = client.DiscoveryV1Api(self.api)
+        self.lists: dict[str, Callable[..., Any]] = {
+            "nodes": core.list_node,
+            "leases": functools.partial(coordination.list_namespaced_lease, LEASE_NAMESPACE),
+            "pods": core.list_pod_for_all_namespaces,
+            "endpointslices": discovery.list_endpoint_slice_for_all_namespaces,
+            "events": core.list_event_for_all_namespaces,
+        }
+        self.server = target.server
+
+    def version(self) -> str:
+        """The server's minor version as "1.NN" (for the defaults an observation infers with)."""
+        info = client.VersionApi(self.api).get_code(_request_timeout=(CONNECT_SECONDS, READ_SECONDS))
+        minor = "".join(ch for ch in str(info.minor) if ch.isdigit())
+        return f"{info.major}.{minor}"
+
+    def list(self, resource: str, limit: int | None = PAGE) -> tuple[list[dict], str]:
+        """Every object of ``resource`` and the list's resourceVersion (pages of ``limit``)."""
+        items: list[dict] = []
+        token = None
+        while True:
+            kwargs: dict[str, Any] = {"_preload_content": False,
+                                      "_request_timeout": (CONNECT_SECONDS, READ_SECONDS)}
+            if limit:
+                kwargs["limit"] = limit
+            if token:
+                kwargs["_continue"] = token
+            body = json.loads(self.lists[resource](**kwargs).data)
+            if not isinstance(body, dict):
+                raise ValueError(f"a list of {resource} that is not a JSON object")
+            items.extend(body.get("items") or ())
+            token = (body.get("metadata") or {}).get("continue")
+            if not token or not limit:
+                return items, str((body.get("metadata") or {}).get("resourceVersion") or "")
+
+    def watch(self, resource: str, version: str, stop: threading.Event, seen: Callable[[dict], None]) -> str:
+        """Watch ``resource`` from ``version`` until the server ends the watch; the resourceVersion reached."""
+        try:
+            response = self.lists[resource](
+                watch=True, resource_version=version, allow_watch_bookmarks=True, timeout_seconds=WATCH_SECONDS,
+                _preload_content=False, _request_timeout=(CONNECT_SECONDS, WATCH_SECONDS + READ_SECONDS))
+        except ApiException as exc:
+            if exc.status == 410:
+                raise Expired(str(exc.reason)) from None
+            raise
+        try:
+            for line in iter_resp_lines(response):
+                if stop.is_set():
+                    break
+                event = json.loads(line)
+                obj = event.get("object") or {}
+                if event.get("type") == "ERROR":
+                    if obj.get("code") == 410:
+                        raise Expired(obj.get("message", "too old resource version"))
+                    raise ApiException(status=obj.get("code") or 500, reason=obj.get("message") or "watch error")
+                version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
+                if event.get("type") != "BOOKMARK":
+                    seen(event)
+        finally:
+            response.release_conn()
+        return version
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.api.close()
+        if self.ca_file:
+            with contextlib.suppress(OSError):
+                os.unlink(self.ca_file)
+
+
+def problem(error: Exception, resource: str, server: str) -> tuple[str, bool]:
+    """A sentence a trainer can act on for ``error``, and whether retrying cannot help."""
+    if isinstance(error, ApiException) and error.status == 0:  # the client wraps TLS failures so (client/rest.py)
+        return (f"the certificate of {server} could not be verified ({_short(str(error.reason))}); give the "
+                "cluster's CA certificate as \"ca\" (PEM) or in the kubeconfig", True)
+    if isinstance(error, ApiException):
+        if error.status == 401:
+            return (f"the API server at {server} did not accept the token (401 Unauthorized) when listing "
+                    f"{WHAT[resource]}", True)
+        if error.status == 403:
+            return (f"the token may not list or watch {WHAT[resource]} (403 Forbidden from the API server); "
+                    "an observation needs list and watch on nodes, leases in kube-node-lease, pods, "
+                    "endpointslices and events", True)
+        if error.status == 404:
+            return f"the API server at {server} has no {WHAT[resource]} (404): is it a Kubernetes API server?", True
+        return f"the API server answered {error.status} ({error.reason}) for {WHAT[resource]}", False
+    text = str(error)
+    if isinstance(error, urllib3.exceptions.MaxRetryError) and error.reason is not None:
+        error = error.reason
+        text = str(error)
+    if isinstance(error, urllib3.exceptions.SSLError) or "CERTIFICATE_VERIFY_FAILED" in text:
+        return (f"the certificate of {server} could not be verified ({_short(text)}); give the cluster's CA "
+                "certificate as \"ca\" (PEM) or in the kubeconfig", True)
+    if isinstance(error, urllib3.exceptions.HTTPError | OSError):
+        return f"cannot reach the API server at {server}: {_short(text)}", False
+    if isinstance(error, ValueError):
+        return f"the API server at {server} answered something that is not Kubernetes JSON ({_short(text)})", True
+    return f"{type(error).__name__}: {_short(text)}", False
+
+
+def _short(text: str) -> str:
+    """The end of a urllib3 error's message, where the cause is, without the pool's repr."""
+    for marker in ("Caused by ", "Failed to establish a new connection: "):
+        if marker in text:
+            text = text.split(marker)[-1]
+    return text.strip("()'\" ")[:300]
+
+
+def preflight(target: Target) -> str:
+    """Before an observation is created: reach the server, verify it, and check the token may list each
+    resource (one object each); the server's version. A 502 (unreachable, bad certificate) or a 400 (what the
+    token may not do) with a sentence naming the problem."""
+    connection = Connection(target)
+    try:
+        try:
+            version = connection.version()
+        except Exception as exc:
+            message, _ = problem(exc, "nodes", target.server)
+            raise ApiError(502 if not isinstance(exc, ApiException) else 400, "cluster-unavailable",
+                           message) from None
+        for resource in RESOURCES:
+            try:
+                connection.list(resource, limit=1)
+            except Exception as exc:
+                message, _ = problem(exc, resource, target.server)
+                raise ApiError(400 if isinstance(exc, ApiException) else 502, "cluster-refused", message) from None
+        return version
+    finally:
+        connection.close()
+
+
+class Watcher:
+    """One thread per resource: list, watch from the list's version, list again on 410, back off on errors.
+    What each sees goes into ``seen`` (a queue the observation's driver drains)."""
+
+    def __init__(self, connection: Connection, stop: threading.Event) -> None:
+        self.connection = connection
+        self.stop = stop
+        self.seen: queue.Queue[Seen] = queue.Queue()
+        self.threads = [threading.Thread(target=self._run, args=(resource,), name=f"observe {resource}",
+                                         daemon=True) for resource in RESOURCES]
+
+    def start(self) -> None:
+        for thread in self.threads:
+            thread.start()
+
+    def _run(self, resource: str) -> None:
+        delay = FIRST_BACKOFF
+        version = None
+        while not self.stop.is_set():
+            try:
+                if version is None:
+                    objects, version = self.connection.list(resource)
+                    self.seen.put(Seen("listed", resource, time.time(), objects=objects))
+                    delay = FIRST_BACKOFF
+                version = self.connection.watch(resource, version, self.stop, functools.partial(self._changed,
+                                                                                                resource))
+            except Expired:
+                version = None
+            except Exception as exc:  # the cluster's or the network's: said to viewers, then retried
+                message, fatal = problem(exc, resource, self.connection.server)
+                self.seen.put(Seen("problem", resource, time.time(), message=message, fatal=fatal))
+                if fatal:
+                    return
+                log.info("observation of %s: %s; retrying in %g s", self.connection.server, message, delay)
+                version = None
+                if self.stop.wait(delay):
+                    return
+                delay = min(2 * delay, MAX_BACKOFF)
+
+    def _changed(self, resource: str, event: dict) -> None:
+        self.seen.put(Seen("changed", resource, time.time(), obj=event.get("object") or {},
+                           deleted=event.get("type") == "DELETED"))
