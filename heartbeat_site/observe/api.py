@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live.api import links
+from heartbeat_site.live.api import links, runs
 from heartbeat_site.live.api.bodies import json_object
-from heartbeat_site.live.api.runs import run_body, start_driver
 from heartbeat_site.live.caps import check_run_caps, check_worker_capacity, client_key
 from heartbeat_site.live.fields import reject_unknown_keys
 from heartbeat_site.live.models import Run, RunKind
@@ -49,7 +48,7 @@ def create(request: HttpRequest) -> JsonResponse:
     )
     sealed.seal(run.id, target)
     try:
-        start_driver(run)
+        runs.start_driver(run)
     except Exception:
         sealed.discard(run.id)
         raise
@@ -60,5 +59,5 @@ def create(request: HttpRequest) -> JsonResponse:
         "control_url": links.control_url(request, run.id, token),
         "ws_url": links.ws_url(request, run.id),
         "control_token": token,
-        "run": run_body(request, run),
+        "run": runs.run_body(request, run),
     }, status=201)

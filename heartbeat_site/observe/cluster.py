@@ -95,9 +95,13 @@ class Connection:
 
     def version(self) -> str:
         """The server's minor version as "1.NN" (for the defaults an observation infers with)."""
-        info = client.VersionApi(self.api).get_code(_request_timeout=(CONNECT_SECONDS, READ_SECONDS))
-        minor = "".join(ch for ch in str(info.minor) if ch.isdigit())
-        return f"{info.major}.{minor}"
+        response = client.VersionApi(self.api).get_code(_preload_content=False,
+                                                       _request_timeout=(CONNECT_SECONDS, READ_SECONDS))
+        info = json.loads(response.data)
+        if not isinstance(info, dict) or not info.get("major"):
+            raise ValueError("/version does not name a Kubernetes version")
+        minor = "".join(ch for ch in str(info.get("minor")) if ch.isdigit())  # "31+" on some distributions
+        return f"{info.get('major')}.{minor}"
 
     def list(self, resource: str, limit: int | None = PAGE) -> tuple[list[dict], str]:
         """Every object of ``resource`` and the list's resourceVersion (pages of ``limit``)."""
@@ -155,6 +159,8 @@ class Connection:
 
 def problem(error: Exception, resource: str, server: str) -> tuple[str, bool]:
     """A sentence a trainer can act on for ``error``, and whether retrying cannot help."""
+    if isinstance(error, AttributeError) and isinstance(error.__context__, ApiException):
+        error = error.__context__  # the client fails on its own TLS error (api_client.py decodes a body of None)
     if isinstance(error, ApiException) and error.status == 0:  # the client wraps TLS failures so (client/rest.py)
         return (f"the certificate of {server} could not be verified ({_short(str(error.reason))}); give the "
                 "cluster's CA certificate as \"ca\" (PEM) or in the kubeconfig", True)
