@@ -116,17 +116,14 @@ class FakeApiServer(BaseHTTPRequestHandler):
 
 @contextmanager
 def fake_cluster(refuse: str = "", tls: ssl.SSLContext | None = None) -> Iterator[str]:
-    handler = type("Handler", (FakeApiServer,), {"refuse": refuse})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    if tls is not None:
-        server.socket = tls.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (FakeApiServer,), {"refuse": refuse})) as server:
+        if tls is not None:
+            server.socket = tls.wrap_socket(server.socket, server_side=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
 
 
 def test_an_allowed_cluster_is_observed_with_its_token_sealed(api, observing, dispatched):
