@@ -50,8 +50,19 @@ def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
         "mermaid": static("vendor/mermaid.min.js"),
         "duration": 900,
     }
-    context = {"page_config": config, "run_id": run_id, "lesson_bar": _lesson_bar(run_id, config["lang"])}
+    context = {"page_config": config, "run_id": run_id, "lesson_bar": _lesson_bar(run_id, config["lang"]),
+               "observed": _observed(run_id)}
     return render(request, "pages/run.html", context)
+
+
+def _observed(run_id: str) -> dict | None:
+    """A real cluster's run (docs/observe.md): its kind and server, said plainly on the page; None for a
+    simulation."""
+    run = Run.objects.filter(id=run_id).only("kind", "document", "version").first()
+    if run is None or run.simulated:
+        return None
+    return {"kind": run.kind, "server": (run.document.get("observation") or {}).get("server", ""),
+            "version": run.version}
 
 
 def compare_page(request: HttpRequest, comparison_id: str) -> HttpResponse:

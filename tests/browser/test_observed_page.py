@@ -1,0 +1,43 @@
+"""An observation's run page (docs/observe.md): it says plainly that a real cluster is observed, draws the
+cluster and its traffic from the watch, and offers none of a simulation's faults, pacing or look-back."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.web.live import http, running_stack
+
+from .conftest import create_run
+
+pytestmark = pytest.mark.live
+
+
+@pytest.fixture(scope="module")
+def observing_stack(django_db_setup, django_db_blocker, tmp_path_factory):
+    with django_db_blocker.unblock(), running_stack(tmp_path_factory.mktemp("observe-stack"), ("browser-w1",),
+                                                    HEARTBEAT_OBSERVE="1", HEARTBEAT_OBSERVE_HOSTS="127.0.0.1") as live:
+        yield live
+
+
+def test_the_observed_cluster_is_drawn_and_said_to_be_real(browser, observing_stack):
+    stack = observing_stack
+    stand_in = create_run(stack, speed=20)
+    status, observation = http("POST", f"{stack.base}/api/observations",
+                               {"server": f"{stack.base}/k8s/runs/{stand_in['id']}"})
+    assert status == 201, observation
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(observation["control_url"])
+    bar = page.locator("#observed-bar")
+    expect(bar).to_contain_text("A real cluster, observed")
+    expect(bar).to_contain_text(f"/k8s/runs/{stand_in['id']}")
+    expect(bar).to_contain_text("inferred")
+    expect(page.locator("#cluster [data-node='node-2']").first).to_be_visible(timeout=30_000)
+    expect(page.locator("#sequence g.row").first).to_be_attached(timeout=30_000)  # the watch's changes, drawn
+    expect(page.locator("#btn-end")).to_be_visible()  # the trainer ends it
+    for hidden in ("#faults", "#btn-pause", "#btn-step", "#btn-replay", ".export-menu"):
+        expect(page.locator(hidden)).to_be_hidden()
+    assert not errors
