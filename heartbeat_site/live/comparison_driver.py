@@ -24,7 +24,7 @@ from collections.abc import Callable
 import redis
 from django.db import DatabaseError, close_old_connections
 
-from heartbeat_site.live import frames, runstore
+from heartbeat_site.live import fencing, frames, runstore
 from heartbeat_site.live.driver import SLICE_BUDGET, STEP_EPSILON, STOPPED_BY_TRAINER, SUB_STEP, RunDriver, guarded
 from heartbeat_site.live.models import Command, CommandStatus, Comparison, Run, RunStatus
 from heartbeat_site.live.publisher import Publisher
@@ -152,6 +152,8 @@ class ComparisonDriver:
                 outcome = None
                 for side in self.sides:
                     outcome = outcome or side._ride_out_database_outage(exc)
+            except fencing.Deposed as exc:  # another driver took a side: it takes the other too (fencing.py)
+                outcome = a._deposed(exc)
             if outcome:
                 return outcome
 
@@ -219,7 +221,7 @@ class ComparisonDriver:
         a.governor.slice_done(behind=behind)
         a._limit_speed(self.mono())
         if b.clock.speed != b.run.speed:  # a's speed was lowered or raised (a._limit_speed saved it): b's too
-            Run.objects.filter(pk=b.run_id).update(speed=b.clock.speed)
+            b.update_run(speed=b.clock.speed)
             b.run.speed = b.clock.speed
 
     def _advance_together(self, target: float, deadline: float | None = None) -> None:

@@ -5,7 +5,10 @@ Each slice (``HEARTBEAT_FRAME_INTERVAL``, 0.1 s) it advances the simulation to
 them to the bounded event log and renews the lease, all fenced by the lease token.
 Commands wake it at once: it gives each the current virtual time, persists that ``at``
 and only then applies it (docs/architecture.md §2.4), so a takeover that replays
-scenario + seed + commands reproduces the run exactly. Every ``HEARTBEAT_CHECKPOINT_SECONDS`` of
+scenario + seed + commands reproduces the run exactly. A trainer's commands and a lesson's
+intents go through one function (``RunDriver.apply``); every database write of the driver
+is fenced by the epoch at which it took the run (``fencing.py``), as its Redis writes are
+by its lease. Every ``HEARTBEAT_CHECKPOINT_SECONDS`` of
 virtual time it leaves a checkpoint (checkpoints.py): a takeover continues the newest instead of
 replaying the run from virtual time 0.
 """
@@ -26,8 +29,9 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 from django.utils import timezone
 
-from heartbeat_site.live import checkpoints, classroom, detail, frames, runstore
+from heartbeat_site.live import checkpoints, classroom, commands, detail, fencing, frames, runstore
 from heartbeat_site.live.governor import SpeedGovernor
+from heartbeat_site.live.intents import Intent, Notify, Pause, Resume, RevealCause, ScheduleFault, SetSpeed, move_clock
 from heartbeat_site.live.models import ACTIVE_STATUSES, Command, CommandKind, CommandStatus, Run, RunStatus
 from heartbeat_site.live.pacing import VirtualClock
 from heartbeat_site.live.publisher import Publisher
@@ -70,6 +74,9 @@ def guarded(what: str, drive: Callable[[], str], fail: Callable[[str], None]) ->
     """``drive()``'s outcome; a dependency lost meanwhile or the driver's own error as an outcome too."""
     try:
         return drive()
+    except fencing.Deposed as exc:
+        log.warning("%s: %s; this driver stops without writing anything more", what, exc)
+        return "deposed"
     except (redis.RedisError, OSError, DatabaseError) as exc:
         # Redis or the database went away while the run was being set up: not the run's
         # fault. Its lease lapses and a watchdog dispatches it again once they are back.
@@ -103,6 +110,8 @@ class RunDriver:
         self.transitions: KeyTransitions | None = None
         self.checkpointer: checkpoints.Checkpointer | None = None
         self.restored_from: runstore.Checkpoint | None = None  # the checkpoint this driver continued
+        self.fence: fencing.Fence | None = None  # the epoch this driver took the run at (``_prepare``)
+        self.revealed = False  # a drill's cause has been revealed: its events go out as they happened
 
     # -- life cycle -------------------------------------------------------------------
 
@@ -129,8 +138,11 @@ class RunDriver:
 
     def _prepare(self) -> str | None:
         """Rebuild the run where viewers are and announce it; an outcome when there is nothing to drive."""
-        run = Run.objects.filter(pk=self.run_id).first()
-        if run is None:
+        # first of all, before the command log and the published position are read: a deposed driver's write
+        # in flight is then either in what this driver reads, or refused (fencing.py)
+        fence = fencing.take(self.run_id)
+        run = Run.objects.filter(pk=self.run_id).first() if fence is not None else None
+        if fence is None or run is None:
             # Redis remembers a run the database does not have (a database reset under a
             # shared Redis): nothing to drive, and nobody should dispatch it again.
             log.warning("run %s: listed as active in Redis but not in the database; dropped", self.run_id)
@@ -139,7 +151,8 @@ class RunDriver:
         if run.status not in ACTIVE_STATUSES:
             runstore.mark_inactive(self.run_id)
             return "ended"
-        self.run = run
+        self.run, self.fence = run, fence
+        self.revealed = run.revealed
         self.scenario = load_scenario(run.document)
         self.duration = run.duration
         state = runstore.read_state(self.run_id)
@@ -173,7 +186,7 @@ class RunDriver:
         self.teaching = teaching_for(self, run)
         if not run.comparison_id:  # a comparison's sides are rebuilt from time 0 (their key transitions)
             self.checkpointer = checkpoints.Checkpointer(self.lease, run, self.restored_from)
-        Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, started_at=run.started_at or timezone.now())
+        fence.update_run(status=RunStatus.RUNNING, started_at=run.started_at or timezone.now())
         restored = self.restored_from
         if not self.lease.publish([], {**self._state(), "checkpoint_t": repr(restored.t) if restored else "",
                                        "checkpoint_seq": restored.seq if restored else ""}):
@@ -257,8 +270,16 @@ class RunDriver:
                 outcome = self._ride_out_redis_outage(exc)
             except DatabaseError as exc:
                 outcome = self._ride_out_database_outage(exc)
+            except fencing.Deposed as exc:
+                outcome = self._deposed(exc)
             if outcome:
                 return outcome
+
+    def _deposed(self, exc: fencing.Deposed) -> str:
+        """Another driver took the run while this one was held up past its lease: stop here, with nothing
+        written, acknowledged or published (fencing.py)."""
+        log.warning("%s; this driver stops", exc)
+        return "deposed"
 
     def _slice(self) -> str | None:
         """Wait for the next slice (or a command), simulate it and publish it."""
@@ -355,8 +376,7 @@ class RunDriver:
             if self.teaching is not None and self.teaching.open_question() is not None:
                 # a class still answering: the run waits at its end for the trainer's reveal
                 if not self.clock.paused:
-                    self.pause_here()
-                    Run.objects.filter(pk=self.run_id).update(paused=True)
+                    self.apply(Pause())
                     self._send_clock()
             else:
                 self._end(RunStatus.FINISHED, "the scenario's duration was reached")
@@ -474,7 +494,7 @@ class RunDriver:
         speed, why = decision
         log.info("run %s: %s; speed now %gx", self.run_id, why, speed)
         self.clock.limit_speed(speed)
-        Run.objects.filter(pk=self.run_id).update(speed=speed)
+        self.update_run(speed=speed)
         self._send_clock()
 
     def _take_commands(self) -> bool:
@@ -492,20 +512,22 @@ class RunDriver:
         faults = controls = False
         for command in pending:
             at = self.sim.now
-            claimed = Command.objects.filter(pk=command.pk, status=CommandStatus.PENDING).update(
-                at=at, status=CommandStatus.APPLIED, applied_at=timezone.now()
-            )
+            with self.held():  # a deposed driver claims nothing (``Deposed``): its successor takes the command
+                claimed = Command.objects.filter(pk=command.pk, status=CommandStatus.PENDING).update(
+                    at=at, status=CommandStatus.APPLIED, applied_at=timezone.now()
+                )
             if not claimed:
                 continue
             try:
                 if command.kind == CommandKind.FAULT:
-                    self.sim.schedule_command(command.payload, at)
+                    self.apply(ScheduleFault(command.payload, at, recorded=True))
                     faults = True
                 else:
                     self._apply_control(command)
                     controls = True
             except (CommandError, ValueError) as exc:
-                Command.objects.filter(pk=command.pk).update(status=CommandStatus.REJECTED, error=str(exc)[:500])
+                with self.held():
+                    Command.objects.filter(pk=command.pk).update(status=CommandStatus.REJECTED, error=str(exc)[:500])
                 runstore.send_ack(self.run_id, command.seq, {"status": "rejected", "error": str(exc)})
                 continue
             self.last_activity = self.mono()
@@ -520,14 +542,11 @@ class RunDriver:
     def _apply_control(self, command: Command) -> None:
         action = command.action
         if action == "pause":
-            self.pause_here()  # at the command's time (the simulation's), not where the clock ran ahead to
+            self.apply(Pause())  # at the command's time (the simulation's), not where the clock ran ahead to
         elif action == "resume":
-            self.clock.resume()
-            self._start_window(self.mono())
+            self.apply(Resume())
         elif action == "speed":
-            self.clock.fast_forward = None  # a speed the trainer picks now is the one to keep
-            self.clock.set_speed(float(command.payload["value"]))
-            self._start_window(self.mono())
+            self.apply(SetSpeed(float(command.payload["value"])))
         elif action == "step":
             self._advance(self.sim.next_monitor_pass() + STEP_EPSILON)
             self.clock.jump_to(self.sim.now)
@@ -543,7 +562,55 @@ class RunDriver:
             self._start_window(self.mono())
         else:
             raise ValueError(f"unknown control action {action!r}")
-        Run.objects.filter(pk=self.run_id).update(speed=self.clock.speed, paused=self.clock.paused)
+        self.update_run(speed=self.clock.speed, paused=self.clock.paused)
+
+    # -- the one path: a trainer's commands and a lesson's or drill's intents ----------------------
+
+    def apply(self, intent: Intent) -> None:
+        """Apply one intent, whoever asked: a trainer's command (``_apply_commands``) or a lesson or drill
+        (``teaching.py``), which never touch the simulation, the clock or the run's row themselves."""
+        match intent:
+            case ScheduleFault(command=command, at=at, recorded=recorded):
+                if not recorded:
+                    self._record_fault(command, at)
+                self.sim.schedule_command(dict(command), at)
+                return
+            case Notify(message=message):
+                self._send("run.notice", message)
+                return
+            case RevealCause():
+                self._reveal_cause()
+                return
+        move_clock(self.clock, intent, self.sim.now)  # at the simulation's time: the clock may run a little ahead
+        self._start_window(self.mono())
+        self.update_run(speed=self.clock.speed, paused=self.clock.paused)
+
+    def _record_fault(self, command: dict, at: float) -> None:
+        """A lesson's fault in the run's command log, dated, before it is scheduled: a takeover replays it."""
+        with self.held():
+            persisted = commands.persist(self.run, CommandKind.FAULT, command["action"], dict(command))
+            Command.objects.filter(pk=persisted.pk).update(at=at, status=CommandStatus.APPLIED,
+                                                           applied_at=timezone.now())
+
+    def _reveal_cause(self) -> None:
+        """A drill's reveal: "revealed" is this driver's state, then the run's row, then the event log's."""
+        self.update_run(revealed=True)
+        self.revealed = True
+        self.reveal_hidden()
+
+    def update_run(self, **fields: object) -> None:
+        """The run's row, while this driver still holds the run (``fencing.Deposed`` otherwise)."""
+        assert self.fence is not None, "the run is not taken yet (_prepare)"
+        self.fence.update_run(**fields)
+
+    def held(self) -> contextlib.AbstractContextManager[None]:
+        """A transaction whose writes commit only while this driver holds the run (``fencing.Fence.held``)."""
+        assert self.fence is not None, "the run is not taken yet (_prepare)"
+        return self.fence.held()
+
+    def hides_cause(self) -> bool:
+        """A drill before its reveal: events that name the cause go out as placeholders."""
+        return bool(self.run.drill) and not self.revealed
 
     # -- publishing -------------------------------------------------------------------
 
@@ -567,7 +634,7 @@ class RunDriver:
         they stay buffered and go out after the outage (``_ride_out_redis_outage``).
         """
         events = [event for event in self.buffer if event["seq"] > self.published_seq]
-        if self.run.drill and not self.run.revealed:
+        if self.hides_cause():
             events = self._hide_cause(events)
         encoded = runstore.encode_events(events)
         last = events[-1]["seq"] if events else self.published_seq
@@ -591,14 +658,15 @@ class RunDriver:
 
     # -- lessons and drills (teaching.py) -------------------------------------------------------
 
-    def notify(self, message: dict) -> None:
-        """A lesson or drill message (step, question, tally, reveal) to every viewer."""
-        self._send("run.notice", message)
+    @property
+    def virtual_time(self) -> float:
+        """Where the run's simulation stands (virtual seconds)."""
+        return self.sim.now
 
-    def end_fast_forward(self) -> None:
-        """A lesson step reached by "next": the trainer's speed again, on every page."""
-        self.clock.end_fast_forward()
-        self._start_window(self.mono())
+    @property
+    def fast_forward_step(self) -> int | None:
+        """The lesson step a fast-forward runs to, or None."""
+        return self.clock.fast_forward["step"] if self.clock.fast_forward is not None else None
 
     def pause_here(self) -> None:
         """Pause at the simulation's time (the clock may have run a little ahead of it)."""
@@ -671,7 +739,7 @@ class RunDriver:
     def _store_snapshot(self) -> None:
         started = self.mono()
         snapshot = detail.node_snapshot(self.sim) if self.node_level else self.sim.snapshot()
-        if self.run.drill and not self.run.revealed:
+        if self.hides_cause():
             snapshot = classroom.viewer_snapshot(snapshot)
         text = frames.dumps(frames.snapshot_body(snapshot, self._clock(), self.published_seq))
         self.lease.store_snapshot(text)
@@ -695,13 +763,13 @@ class RunDriver:
             checkpointer.write(self.sim, self.published_seq, lesson)
 
     def _save_position(self) -> None:
-        Run.objects.filter(pk=self.run_id).update(t_reached=self.sim.now, last_seq=self.published_seq)
+        self.update_run(t_reached=self.sim.now, last_seq=self.published_seq)
         self.last_db_save = self.mono()
 
     def _end(self, status: str, reason: str) -> None:
         self._flush()
         self.pause_here()  # an ended run's clock stands at its end on every page, live or opened later
-        Run.objects.filter(pk=self.run_id).update(
+        self.update_run(
             status=status, end_reason=reason, ended_at=timezone.now(), t_reached=self.sim.now,
             last_seq=self.published_seq,
         )
@@ -712,8 +780,15 @@ class RunDriver:
         runstore.mark_inactive(self.run_id)
 
     def _fail(self, reason: str) -> None:
-        Run.objects.filter(pk=self.run_id).update(status=RunStatus.FAILED, end_reason=reason[:200],
-                                                  ended_at=timezone.now())
+        fields = {"status": RunStatus.FAILED, "end_reason": reason[:200], "ended_at": timezone.now()}
+        if self.fence is None:  # it failed before taking the run
+            Run.objects.filter(pk=self.run_id).update(**fields)
+        else:
+            try:
+                self.fence.update_run(**fields)
+            except fencing.Deposed:
+                log.warning("run %s: another driver took it; its failure here is not the run's", self.run_id)
+                return
         runstore.mark_inactive(self.run_id)
         message = frames.status_message(RunStatus.FAILED, reason, {}, self.published_seq)
         try:

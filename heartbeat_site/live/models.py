@@ -100,6 +100,8 @@ class Run(models.Model):
     side = models.CharField(max_length=1, blank=True, default="", help_text="a comparison's side: a or b")
     steps_started = models.PositiveIntegerField(default=0, help_text="lesson steps started so far")
     revealed = models.BooleanField(default=False, help_text="a drill's cause has been revealed")
+    driver_epoch = models.PositiveBigIntegerField(
+        default=0, help_text="bumped by each driver that takes the run: its writes name it (fencing.py)")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)

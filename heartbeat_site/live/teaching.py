@@ -1,10 +1,13 @@
 """A lesson's steps and a drill's diagnosis inside a driven run (docs/lessons.md).
 
 The driver feeds every slice's events to ``LiveLesson.feed``; steps that start act on the run
-the way a trainer would: fault actions become commands (persisted with their virtual time,
-then scheduled, so a takeover replays them), pause / resume / speed move the clock, and a
-question pauses the run until the trainer's ``reveal``. Pages get ``step``, ``question``,
-``tally`` and ``reveal`` messages (docs/websocket-protocol.md "Lessons and drills").
+the way a trainer would, by intents (``intents.py``) the driver applies through the path a
+trainer's commands take (``RunDriver.apply``): fault actions go into the run's command log with
+their virtual time, then are scheduled (a takeover replays them), pause / resume / speed move
+the clock, and a question pauses the run until the trainer's ``reveal``. Pages get ``step``,
+``question``, ``tally`` and ``reveal`` messages (docs/websocket-protocol.md "Lessons and drills").
+Nothing here touches the driver's simulation, clock or ``Run`` row; the questions it writes are
+written in the driver's fenced transactions (``RunDriver.held``, fencing.py).
 """
 
 from __future__ import annotations
@@ -13,8 +16,18 @@ import logging
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
-from heartbeat_site.live import checkpoints, classroom, commands
-from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Question, QuestionStatus, Run
+from heartbeat_site.live import checkpoints, classroom
+from heartbeat_site.live.intents import (
+    EndFastForward,
+    FastForward,
+    Notify,
+    Pause,
+    Resume,
+    RevealCause,
+    ScheduleFault,
+    SetSpeed,
+)
+from heartbeat_site.live.models import Question, QuestionStatus, Run
 from simulation.lessons import LessonRun, StepStart, matches
 
 if TYPE_CHECKING:
@@ -52,12 +65,14 @@ class Teaching(ABC):
         message = classroom.tally(question)
         if message != self.last_tally:
             self.last_tally = message
-            self.driver.notify(message)
+            self.driver.apply(Notify(message))
 
     def _close(self, question: Question) -> None:
         """No more answers; every page gets the final tally first (answers of the last second included)."""
-        self.driver.notify(classroom.tally(question))
-        Question.objects.filter(pk=question.pk).update(status=QuestionStatus.REVEALED, revealed_at=self.driver.sim.now)
+        self.driver.apply(Notify(classroom.tally(question)))
+        with self.driver.held():
+            Question.objects.filter(pk=question.pk).update(status=QuestionStatus.REVEALED,
+                                                           revealed_at=self.driver.virtual_time)
         self.last_tally = None
 
     def _evidence(self, matcher: dict, after_seq: int) -> dict | None:
@@ -149,9 +164,9 @@ class LiveLesson(Teaching):
                 continue
             if upto >= now:
                 break
-        fast_forward = self.driver.clock.fast_forward
-        if fast_forward is not None and fast_forward["step"] < len(self.runner.started):
-            self.driver.end_fast_forward()  # the step it ran to had started before the takeover
+        fast_forward = self.driver.fast_forward_step
+        if fast_forward is not None and fast_forward < len(self.runner.started):
+            self.driver.apply(EndFastForward())  # the step it ran to had started before the takeover
         self.unsettled = {qid: {} for qid in revealed if self.runner.question(qid).question.kind == "order"
                           and not self.runner.question(qid).done}
         if len(self.runner.started) != self.run.steps_started:
@@ -162,7 +177,7 @@ class LiveLesson(Teaching):
         """The next step's time; while it waits for an event, the end of the next EVENT_SLICE, so
         that the step starts at most that long after its event, even at 100x."""
         if self.runner.waiting_for_event():
-            return self.driver.sim.now + EVENT_SLICE
+            return self.driver.virtual_time + EVENT_SLICE
         return self.runner.next_stop()
 
     def feed(self, events: list[dict], now: float) -> None:
@@ -180,16 +195,16 @@ class LiveLesson(Teaching):
             return
         self._close(question)
         evidence = self._reveal_evidence(question, document)
-        self.driver.notify({
+        self.driver.apply(Notify({
             "type": "reveal",
             "question": question.qid,
             "correct": document["answer"],
             "tolerance": document.get("tolerance"),
             "explain": document.get("explain"),
             "evidence": {"match": document.get("evidence"), "event": evidence},
-        })
-        self.driver.clock.resume()
-        self._apply(self.runner.release(self.driver.sim.now))
+        }))
+        self.driver.apply(Resume())
+        self._apply(self.runner.release(self.driver.virtual_time))
 
     def _reveal_evidence(self, question: Question, document: dict) -> dict | None:
         """The event that settles the question, for the reveal: the first match of its evidence since it was asked."""
@@ -200,20 +215,21 @@ class LiveLesson(Teaching):
         question's window), and how many in the class got it right."""
         state = self.runner.question(question.qid)
         question.happened = dict(state.happened)
-        Question.objects.filter(pk=question.pk).update(happened=question.happened)
+        with self.driver.held():
+            Question.objects.filter(pk=question.pk).update(happened=question.happened)
         if not state.done:
             self.unsettled[question.qid] = dict(question.happened)  # items still to come: stored as they happen
         self._close(question)
-        self.driver.notify({
+        self.driver.apply(Notify({
             "type": "reveal",
             "question": question.qid,
             "kind": "order",
             **classroom.order_reveal(question, question.happened),
             "explain": document.get("explain"),
             "evidence": {"match": None, "event": state.evidence},
-        })
-        self.driver.clock.resume()
-        self._apply(self.runner.release(self.driver.sim.now))
+        }))
+        self.driver.apply(Resume())
+        self._apply(self.runner.release(self.driver.virtual_time))
 
     def _store_settled(self) -> None:
         """Order questions revealed before all their items happened: each item's event as soon as it
@@ -221,14 +237,15 @@ class LiveLesson(Teaching):
         for qid, stored in list(self.unsettled.items()):
             state = self.runner.question(qid)
             if state.happened != stored:
-                Question.objects.filter(run_id=self.run.pk, qid=qid).update(happened=dict(state.happened))
+                with self.driver.held():
+                    Question.objects.filter(run_id=self.run.pk, qid=qid).update(happened=dict(state.happened))
                 self.unsettled[qid] = dict(state.happened)
             if state.done:
                 del self.unsettled[qid]
 
     def _fault(self, command: dict, t: float) -> None:
         """A step's fault action: in the run's command log (a takeover replays it), then scheduled."""
-        _schedule(self.driver, self.run, command, t)
+        self.driver.apply(ScheduleFault(dict(command), t))
 
     def next(self) -> None:
         """The trainer moves on: the open question is revealed, or the clock runs fast to the next
@@ -240,11 +257,10 @@ class LiveLesson(Teaching):
         step = self.runner.next_step
         if step is None:
             raise ValueError("the lesson has no step left to start")
-        clock = self.driver.clock
-        announce = clock.fast_forward is None  # a second "next" only resumes a paused fast-forward
-        clock.start_fast_forward(step.index)
+        announce = self.driver.fast_forward_step is None  # a second "next" only resumes a paused fast-forward
+        self.driver.apply(FastForward(step.index))
         if announce:
-            self.driver.notify({"type": "fast-forward", "step": step.index, "of": len(self.steps)})
+            self.driver.apply(Notify({"type": "fast-forward", "step": step.index, "of": len(self.steps)}))
 
     # -- steps ----------------------------------------------------------------------------------
 
@@ -254,33 +270,27 @@ class LiveLesson(Teaching):
 
     def _start(self, start: StepStart) -> None:
         driver = self.driver
-        if driver.clock.fast_forward is not None:
-            driver.end_fast_forward()  # the step's moment has come: the trainer's speed, then its actions
+        if driver.fast_forward_step is not None:
+            driver.apply(EndFastForward())  # the step's moment has come: the trainer's speed, then its actions
         for command in start.commands:
             self._fault(command, start.t)
         for action in start.page_actions:
             if action["action"] == "pause":
-                driver.pause_here()
+                driver.apply(Pause())
             elif action["action"] == "resume":
-                driver.clock.resume()
+                driver.apply(Resume())
             elif action["action"] == "speed":
-                driver.clock.set_speed(float(action["value"]))
+                driver.apply(SetSpeed(float(action["value"])))
         step = classroom.public_step(self.steps[start.index], start.index)
-        Run.objects.filter(pk=self.run.pk).update(steps_started=start.index + 1, speed=driver.clock.speed,
-                                                  paused=driver.clock.paused)
-        driver.notify({"type": "step", "lesson": self.lesson.name, "step": step, "t": start.t, "of": len(self.steps)})
+        driver.update_run(steps_started=start.index + 1)
+        driver.apply(Notify({"type": "step", "lesson": self.lesson.name, "step": step, "t": start.t,
+                             "of": len(self.steps)}))
         if start.question is not None:
-            Question.objects.create(run_id=self.run.pk, qid=start.question, step=start.index, asked_at=start.t,
-                                    asked_seq=driver.last_event_seq())
-            driver.pause_here()
-            Run.objects.filter(pk=self.run.pk).update(paused=True)
-            driver.notify({"type": "question", "question": step["question"], "step": start.index})
-
-
-def _schedule(driver: RunDriver, run: Run, command: dict, t: float) -> None:
-    persisted = commands.persist(run, CommandKind.FAULT, command["action"], dict(command))
-    Command.objects.filter(pk=persisted.pk).update(at=t, status=CommandStatus.APPLIED)
-    driver.sim.schedule_command(dict(command), t)
+            with driver.held():
+                Question.objects.create(run_id=self.run.pk, qid=start.question, step=start.index, asked_at=start.t,
+                                        asked_seq=driver.last_event_seq())
+            driver.apply(Pause())
+            driver.apply(Notify({"type": "question", "question": step["question"], "step": start.index}))
 
 
 class ComparisonLesson(LiveLesson):
@@ -296,7 +306,7 @@ class ComparisonLesson(LiveLesson):
         super().__init__(driver, run)
         self.drivers = {"a": driver, "b": other}
         self.pending: dict[str, list[dict]] = {"a": [], "b": []}
-        self.reached = {"a": driver.sim.now, "b": other.sim.now}
+        self.reached = {"a": driver.virtual_time, "b": other.virtual_time}
         self.follower = SideOfLesson(other, other.run, self)
 
     def restore(self, events: list[dict], now: float, other_events: list[dict] | None = None, *,
@@ -320,7 +330,7 @@ class ComparisonLesson(LiveLesson):
         self._restore_with(feed, now, runner)
         for side, listed in by_side.items():  # a side that was ahead: its events after `now` wait for the other
             self.pending[side] = list(listed[cursor[side]:])
-            self.reached[side] = self.drivers[side].sim.now
+            self.reached[side] = self.drivers[side].virtual_time
 
     def stop_at(self) -> float | None:
         """The next step's time only: the comparison driver itself cuts its slices every EVENT_SLICE while a step
@@ -354,7 +364,7 @@ class ComparisonLesson(LiveLesson):
 
     def _fault(self, command: dict, t: float) -> None:
         for driver in self.drivers.values():  # both sides: the comparison's command log holds it on both runs
-            _schedule(driver, driver.run, command, t)
+            driver.apply(ScheduleFault(dict(command), t))
 
     def _reveal_evidence(self, question: Question, document: dict) -> dict | None:
         """The event the lesson's run saw settle the question, with the side it came from."""
@@ -402,10 +412,11 @@ class LiveDrill(Teaching):
         self.drill = classroom.drill_of(run)
 
     def begin(self, now: float) -> None:
-        if not Question.objects.filter(run_id=self.run.pk, qid=classroom.DIAGNOSIS).exists():
-            Question.objects.create(run_id=self.run.pk, qid=classroom.DIAGNOSIS, asked_at=now)
-        self.driver.notify({"type": "question", "question": classroom.diagnosis_question(self.drill),
-                            "drill": self.drill.name})
+        with self.driver.held():
+            if not Question.objects.filter(run_id=self.run.pk, qid=classroom.DIAGNOSIS).exists():
+                Question.objects.create(run_id=self.run.pk, qid=classroom.DIAGNOSIS, asked_at=now)
+        self.driver.apply(Notify({"type": "question", "question": classroom.diagnosis_question(self.drill),
+                                  "drill": self.drill.name}))
 
     def restore(self, events: list[dict], now: float, *, runner: LessonRun | None = None) -> None:
         """Nothing to rebuild: the diagnosis and the reveal are in the database."""
@@ -421,10 +432,9 @@ class LiveDrill(Teaching):
         if question is None:
             raise ValueError("this drill has been revealed already")
         self._close(question)
-        Run.objects.filter(pk=self.run.pk).update(revealed=True)
-        self.run.revealed = True
+        self.driver.apply(RevealCause())
         fault = {k: v for k, v in self.drill.fault.items() if k != "at"}
-        self.driver.notify({
+        self.driver.apply(Notify({
             "type": "reveal",
             "question": classroom.DIAGNOSIS,
             "correct": classroom.public_cause(self.drill, self.drill.answer),
@@ -433,8 +443,7 @@ class LiveDrill(Teaching):
             "fault": fault,
             "explain": self.drill.document.get("explanation"),
             "evidence": {"event": self._evidence({"type": "fault"}, 0)},
-        })
-        self.driver.reveal_hidden()
+        }))
 
     def next(self) -> None:
         raise ValueError("a drill has no steps: reveal it")

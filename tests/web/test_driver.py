@@ -110,6 +110,60 @@ def test_a_driver_held_up_past_its_lease_goes_on_when_nobody_took_the_run(run_fa
     assert outcome == ["finished"]
     assert events_hash(logged_events(run.id)) == events_hash(reference(run, []))
 
+def test_a_driver_starved_past_its_lease_claims_nothing_its_successor_does_not_show(run_factory, monkeypatch):
+    """A worker starved of CPU (a loaded node, SIGSTOP) renews nothing: its lease lapses and the watchdog gives
+    the run to another driver. A trainer's fault arrives; the starved driver wakes up with it in its inbox. It
+    must not claim it: marked applied at a time the stream never reached, the fault would be in every replay
+    and in no viewer's stream. It stops; the successor applies the fault, and the stream and a replay of the
+    run's command log are the same events."""
+    monkeypatch.setattr(runstore.LeaseKeeper, "_run", lambda keeper: keeper._stop.wait())  # renews nothing
+    starving, starved, woken = threading.Event(), threading.Event(), threading.Event()
+    first: list[threading.Thread] = []
+    inbox: list[str] = []
+    real_wait_inbox = runstore.wait_inbox
+
+    def wait_inbox(run_id: str, timeout: float) -> list[str]:
+        if starving.is_set() and threading.current_thread() is first[0]:
+            starved.set()  # held up between two slices, where a driver takes its commands
+            woken.wait(30)
+            return inbox  # it wakes up to the trainer's command
+        return real_wait_inbox(run_id, timeout)
+
+    monkeypatch.setattr(runstore, "wait_inbox", wait_inbox)
+    run = run_factory(speed=20, duration="2m")
+    thread, _, first_outcome = drive_in_thread(run.id)
+    first.append(thread)
+    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 10, what="t > 10")
+    starving.set()
+    assert starved.wait(10)
+    starved_at = float(runstore.read_state(run.id)["t"])
+    get_redis().delete(runstore.lease_key(run.id))  # its lease lapsed; the watchdog dispatches the run again
+    successor, _, successor_outcome = drive_in_thread(run.id)
+    wait_for(lambda: float(runstore.read_state(run.id)["t"]) > starved_at + 5, what="the successor driving")
+
+    command = Command.objects.create(run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet",
+                                     payload={"action": "stop-kubelet", "node": "node-2"})
+    inbox.append(str(command.pk))
+    woken.set()
+    thread.join(10)
+    command.refresh_from_db()
+    assert (command.status, command.at) == (CommandStatus.PENDING, None)  # claimed nothing
+    assert get_redis().llen(runstore.ack_key(run.id, command.seq)) == 0  # told the trainer nothing
+    assert first_outcome == ["deposed"]
+
+    runstore.notify_command(run.id, command.pk)  # the successor's inbox
+    ack = runstore.wait_ack(run.id, command.seq, 5)
+    successor.join(30)
+    assert successor_outcome == ["finished"]
+    command.refresh_from_db()
+    assert ack["status"] == "applied" and command.at == ack["at"]
+    events = logged_events(run.id)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    faults = [e for e in events if e["type"] == "fault"]
+    assert [(f["action"], f["t"]) for f in faults] == [("stop-kubelet", pytest.approx(command.at, abs=1e-6))]
+    assert events_hash(events) == events_hash(reference(run, [command]))
+
+
 def test_command_gets_at_persisted_before_it_applies(run_factory):
     run = run_factory(speed=20, duration="3m")
     thread, stop, _ = drive_in_thread(run.id)

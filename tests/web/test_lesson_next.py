@@ -6,11 +6,13 @@ fed by hand, so what a second "Next", a pause meanwhile or a takeover does is ex
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
 
 from heartbeat_site.live import checkpoints
+from heartbeat_site.live.intents import Intent, Notify, Pause, ScheduleFault, move_clock
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.pacing import MAX_SPEED, VirtualClock
 from heartbeat_site.live.teaching import LiveLesson
@@ -25,22 +27,36 @@ TRAINER_SPEED = 2.0
 
 
 class StandInDriver:
-    """What LiveLesson asks of the run's driver: the simulation, the clock and the messages."""
+    """What LiveLesson asks of the run's driver: its intents applied to a simulation, a clock and the messages."""
 
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.clock = VirtualClock(speed=TRAINER_SPEED, monotonic=lambda: 0.0)
         self.messages: list[dict] = []
         self.events: list[dict] = []
+        self.run_fields: dict[str, object] = {}  # what it would write to the run's row
 
-    def notify(self, message: dict) -> None:
-        self.messages.append(message)
+    def apply(self, intent: Intent) -> None:
+        if isinstance(intent, Notify):
+            self.messages.append(intent.message)
+        elif isinstance(intent, ScheduleFault):
+            self.sim.schedule_command(dict(intent.command), intent.at)
+        else:
+            move_clock(self.clock, intent, self.sim.now)
 
-    def pause_here(self) -> None:
-        self.clock.pause(at=self.sim.now)
+    @property
+    def virtual_time(self) -> float:
+        return self.sim.now
 
-    def end_fast_forward(self) -> None:
-        self.clock.end_fast_forward()
+    @property
+    def fast_forward_step(self) -> int | None:
+        return self.clock.fast_forward["step"] if self.clock.fast_forward is not None else None
+
+    def held(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def update_run(self, **fields: object) -> None:
+        self.run_fields.update(fields)
 
     def last_event_seq(self) -> int:
         return self.events[-1]["seq"] if self.events else 0
@@ -107,7 +123,7 @@ def test_a_second_next_while_fast_forwarding_changes_nothing(lesson_run):
 def test_next_resumes_a_fast_forward_the_trainer_paused(lesson_run):
     live, driver = lesson_run
     live.next()
-    driver.pause_here()
+    driver.apply(Pause())  # the trainer's pause
     live.next()
     assert not driver.clock.paused and driver.clock.speed == MAX_SPEED
     driver.run_to(live, 61.0)
