@@ -596,7 +596,7 @@ class RunDriver:
         """A drill's reveal: "revealed" is this driver's state, then the run's row, then the event log's."""
         self.update_run(revealed=True)
         self.revealed = True
-        self.reveal_hidden()
+        self._reveal_hidden()
 
     def update_run(self, **fields: object) -> None:
         """The run's row, while this driver still holds the run (``fencing.Deposed`` otherwise)."""
@@ -690,7 +690,7 @@ class RunDriver:
             shown.append(viewer)
         return shown
 
-    def reveal_hidden(self) -> None:
+    def _reveal_hidden(self) -> None:
         """After a drill's reveal the log gets the hidden events back, for every later reader."""
         pairs = sorted(self.hidden_events.items())
         self.lease.replace_events(pairs)
