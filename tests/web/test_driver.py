@@ -17,8 +17,10 @@ from heartbeat_site.live.driver import QUIET_CLOCK_SECONDS, RunDriver
 from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run, RunStatus
 from heartbeat_site.live.publisher import Publisher
 from heartbeat_site.live.redis_client import get_redis
+from heartbeat_site.live.replay import replay_until
 from heartbeat_site.live.tokens import hash_token
 from simulation import Simulation, load_scenario
+from simulation.lessons import get_lesson
 
 from .conftest import bearer, post_json, small_document
 from .live import events_hash
@@ -110,42 +112,62 @@ def test_a_driver_held_up_past_its_lease_goes_on_when_nobody_took_the_run(run_fa
     assert outcome == ["finished"]
     assert events_hash(logged_events(run.id)) == events_hash(reference(run, []))
 
+class Starvation:
+    """One driver's thread held between two slices (where a driver takes its commands), as a process starved of CPU
+    or stopped with SIGSTOP is held, while its lease lapses; then woken up to what its inbox holds."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.thread: threading.Thread | None = None
+        self.starving, self.starved, self.woken = threading.Event(), threading.Event(), threading.Event()
+        self.inbox: list[str] = []
+        real_wait_inbox = runstore.wait_inbox
+
+        def wait_inbox(run_id: str, timeout: float) -> list[str]:
+            if self.starving.is_set() and threading.current_thread() is self.thread:
+                self.starved.set()
+                self.woken.wait(30)
+                return self.inbox
+            return real_wait_inbox(run_id, timeout)
+
+        monkeypatch.setattr(runstore, "wait_inbox", wait_inbox)
+        monkeypatch.setattr(runstore.LeaseKeeper, "_run", lambda keeper: keeper._stop.wait())  # renews nothing
+
+    def drive(self, run_id: str) -> list[str]:
+        """The driver to starve, started; its outcome once it returns."""
+        self.thread, _, outcome = drive_in_thread(run_id)
+        return outcome
+
+    def starve(self, run_id: str) -> float:
+        """Hold the driver; its lease lapses (the watchdog may dispatch the run again). The published time then."""
+        self.starving.set()
+        assert self.starved.wait(10)
+        get_redis().delete(runstore.lease_key(run_id))
+        return float(runstore.read_state(run_id)["t"])
+
+    def wake(self, inbox: tuple[str, ...] = ()) -> None:
+        self.inbox.extend(inbox)
+        self.woken.set()
+        assert self.thread is not None
+        self.thread.join(10)
+
+
 def test_a_driver_starved_past_its_lease_claims_nothing_its_successor_does_not_show(run_factory, monkeypatch):
     """A worker starved of CPU (a loaded node, SIGSTOP) renews nothing: its lease lapses and the watchdog gives
     the run to another driver. A trainer's fault arrives; the starved driver wakes up with it in its inbox. It
     must not claim it: marked applied at a time the stream never reached, the fault would be in every replay
     and in no viewer's stream. It stops; the successor applies the fault, and the stream and a replay of the
     run's command log are the same events."""
-    monkeypatch.setattr(runstore.LeaseKeeper, "_run", lambda keeper: keeper._stop.wait())  # renews nothing
-    starving, starved, woken = threading.Event(), threading.Event(), threading.Event()
-    first: list[threading.Thread] = []
-    inbox: list[str] = []
-    real_wait_inbox = runstore.wait_inbox
-
-    def wait_inbox(run_id: str, timeout: float) -> list[str]:
-        if starving.is_set() and threading.current_thread() is first[0]:
-            starved.set()  # held up between two slices, where a driver takes its commands
-            woken.wait(30)
-            return inbox  # it wakes up to the trainer's command
-        return real_wait_inbox(run_id, timeout)
-
-    monkeypatch.setattr(runstore, "wait_inbox", wait_inbox)
+    starvation = Starvation(monkeypatch)
     run = run_factory(speed=20, duration="2m")
-    thread, _, first_outcome = drive_in_thread(run.id)
-    first.append(thread)
+    first_outcome = starvation.drive(run.id)
     wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 10, what="t > 10")
-    starving.set()
-    assert starved.wait(10)
-    starved_at = float(runstore.read_state(run.id)["t"])
-    get_redis().delete(runstore.lease_key(run.id))  # its lease lapsed; the watchdog dispatches the run again
+    starved_at = starvation.starve(run.id)
     successor, _, successor_outcome = drive_in_thread(run.id)
     wait_for(lambda: float(runstore.read_state(run.id)["t"]) > starved_at + 5, what="the successor driving")
 
     command = Command.objects.create(run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet",
                                      payload={"action": "stop-kubelet", "node": "node-2"})
-    inbox.append(str(command.pk))
-    woken.set()
-    thread.join(10)
+    starvation.wake(inbox=(str(command.pk),))
     command.refresh_from_db()
     assert (command.status, command.at) == (CommandStatus.PENDING, None)  # claimed nothing
     assert get_redis().llen(runstore.ack_key(run.id, command.seq)) == 0  # told the trainer nothing
@@ -162,6 +184,36 @@ def test_a_driver_starved_past_its_lease_claims_nothing_its_successor_does_not_s
     faults = [e for e in events if e["type"] == "fault"]
     assert [(f["action"], f["t"]) for f in faults] == [("stop-kubelet", pytest.approx(command.at, abs=1e-6))]
     assert events_hash(events) == events_hash(reference(run, [command]))
+
+
+def test_a_starved_lessons_driver_does_not_start_again_a_step_its_successor_started(run_factory, monkeypatch):
+    """A lesson's driver starved just before a step that breaks a node: its successor starts the step (the fault
+    in the command log, the question asked, the run paused). When the starved driver wakes up, its own copy of
+    the lesson reaches that step too; it must write nothing of it: a second fault in the command log would break
+    the node twice in every replay, once in the stream."""
+    lesson = get_lesson("half-heartbeats")  # its step "faults" at 1 m: fail-status-writes on node-3, a question
+    assert lesson is not None
+    starvation = Starvation(monkeypatch)
+    run = run_factory(speed=20, document=lesson.scenario.document, lesson=lesson.name)
+    first_outcome = starvation.drive(run.id)
+    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 20, what="t > 20")
+    assert starvation.starve(run.id) < 50, "starved before the step"
+    successor, stop_successor, successor_outcome = drive_in_thread(run.id)
+    wait_for(lambda: runstore.read_state(run.id).get("paused") == "1", what="the successor at the step's question")
+
+    starvation.wake()
+    faults = Command.objects.filter(run=run, kind=CommandKind.FAULT)
+    assert [(c.action, c.at) for c in faults] == [("fail-status-writes", 60.0)]
+    run.refresh_from_db()
+    assert (run.status, run.steps_started, run.paused) == (RunStatus.RUNNING, 2, True)
+    assert first_outcome == ["deposed"]
+    stop_successor.set()
+    successor.join(10)
+    assert successor_outcome == ["worker-stopping"]
+    events = logged_events(run.id)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    _, replayed = replay_until(run, float(runstore.read_state(run.id)["t"]))
+    assert events_hash(events) == events_hash([e.to_dict() for e in replayed])
 
 
 def test_command_gets_at_persisted_before_it_applies(run_factory):
