@@ -182,6 +182,8 @@ HEARTBEAT = {
     # and networks named here (host names and CIDRs, comma separated) may be reached
     "OBSERVE": env_bool("HEARTBEAT_OBSERVE", False),
     "OBSERVE_HOSTS": env_list("HEARTBEAT_OBSERVE_HOSTS", []),
+    # the largest audit log POST /api/audit-replays reads (docs/observe.md)
+    "MAX_AUDIT_BYTES": env_int("HEARTBEAT_MAX_AUDIT_BYTES", 64 * 1024 * 1024, minimum=1024),
 }
 
 LOGGING = {

@@ -166,6 +166,24 @@ class ChangeMapper:
             event["seq"] = self.seq
         return events
 
+    def bare(self, change: Change) -> list[dict]:
+        """A write whose object the source left out (an audit log below level RequestResponse): who wrote what,
+        without transitions; the objects kept are left as they were."""
+        actor = change.actor or Actor("", "trainer", "update")
+        resource, name = change.resource, change.name
+        node: str | None = name if resource in ("nodes", "leases") else None
+        if resource == "pods":
+            node = pod_node(self.get("pods", change.namespace, name))
+        verb = "renew" if resource == "leases" and actor.verb == "update" else actor.verb
+        kind = {"nodes": "Node", "leases": "Lease", "pods": "Pod", "endpointslices": "EndpointSlice",
+                "events": "Event"}[resource]
+        summary = f"{verb} {kind} {name}{'/' + actor.subresource if actor.subresource else ''}"
+        event = self._write_event(change, None, None, Write(actor, summary, node=node))
+        event["removed"] = actor.verb == "delete"
+        self.seq += 1
+        event["seq"] = self.seq
+        return [event]
+
     # -- events ---------------------------------------------------------------------------
 
     def _write_event(self, change: Change, old: dict | None, new: dict | None, write: Write) -> dict:

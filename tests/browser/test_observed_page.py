@@ -3,12 +3,16 @@ cluster and its traffic from the watch, and offers none of a simulation's faults
 
 from __future__ import annotations
 
+import json
+import urllib.request
+
 import pytest
 from playwright.sync_api import expect
 
+from simulation import Simulation, audit_record, load_scenario
 from tests.web.live import http, running_stack
 
-from .conftest import create_run
+from .conftest import classroom_document, create_run
 
 pytestmark = pytest.mark.live
 
@@ -40,4 +44,29 @@ def test_the_observed_cluster_is_drawn_and_said_to_be_real(browser, observing_st
     expect(page.locator("#btn-end")).to_be_visible()  # the trainer ends it
     for hidden in ("#faults", "#btn-pause", "#btn-step", "#btn-replay", ".export-menu"):
         expect(page.locator(hidden)).to_be_hidden()
+    assert not errors
+
+
+def audit_log() -> bytes:
+    """The audit log of a three-node cluster whose node-2 kubelet stops at 20 s, to 200 s (as a run exports it)."""
+    document = {**classroom_document("audit-replay"), "duration": "200s",
+                "faults": [{"at": "20s", "action": "stop-kubelet", "node": "node-2"}]}
+    sim = Simulation(load_scenario(document))
+    return b"".join(json.dumps(audit_record(event)).encode() + b"\n" for event in sim.run_until(200)
+                    if event.type == "write")
+
+
+def test_a_replayed_audit_log_is_drawn_and_said_to_be_real(browser, observing_stack):
+    stack = observing_stack
+    request = urllib.request.Request(f"{stack.base}/api/audit-replays", data=audit_log(), method="POST")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        replay = json.loads(response.read())
+    page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(replay["url"])
+    expect(page.locator("#observed-bar")).to_contain_text("A real cluster's audit log, replayed")
+    expect(page.locator("#cluster [data-node='node-2']").first).to_be_visible(timeout=30_000)
+    expect(page.locator("#timeline")).to_contain_text("node-2", timeout=30_000)
+    expect(page.locator("#btn-replay")).to_be_hidden()
     assert not errors

@@ -161,6 +161,15 @@ _CREATE_ERRORS = dict.fromkeys(("400", "404", "413", "429", "503"), _ERROR)
 _COMMAND_ERRORS = dict.fromkeys(("400", "403", "404", "409", "413"), _ERROR)
 
 
+def _real_cluster_run(description: str, kind: str, properties: dict, errors: tuple[str, ...]) -> dict:
+    """The responses of an operation that makes a run of a real cluster (docs/observe.md): 201 with its id, kind,
+    websocket and ``properties`` (all required but ``run`` and ``skipped_by_reason``), or an error."""
+    body = {"id": {"type": "string"}, "kind": {"const": kind}, "ws_url": {"type": "string"}, **properties}
+    required = [name for name in body if name not in ("kind", "run", "skipped_by_reason")]
+    return {**_ok(description, {"type": "object", "properties": body, "required": required}, "201"),
+            **dict.fromkeys(errors, _ERROR)}
+
+
 def _start_body(properties: dict, sources: list[dict]) -> dict:
     """A body that starts runs: a scenario by name or a document (or one of ``sources``), and how to start."""
     return {"required": True, "content": _json({
@@ -400,23 +409,32 @@ DOCUMENT: dict = {
                     "missing-field": "no server, in the body or the kubeconfig",
                     "cluster-refused": "the cluster refused the token (which resource it may not list)",
                 },
-                "responses": {
-                    **_ok("watching", {
-                        "type": "object",
-                        "properties": {
-                            "id": {"type": "string"},
-                            "kind": {"const": "observation"},
-                            "viewer_url": {"type": "string"},
-                            "control_url": {"type": "string"},
-                            "ws_url": {"type": "string"},
-                            "control_token": {"type": "string",
-                                              "description": 'ends the observation: {"action": "stop"}'},
-                            "run": {"$ref": "#/components/schemas/Run"},
-                        },
-                        "required": ["id", "viewer_url", "control_url", "ws_url", "control_token"],
-                    }, "201"),
-                    **dict.fromkeys(("400", "403", "413", "429", "502", "503"), _ERROR),
+                "responses": _real_cluster_run("watching", "observation", {
+                    "viewer_url": {"type": "string"},
+                    "control_url": {"type": "string"},
+                    "control_token": {"type": "string", "description": 'ends the observation: {"action": "stop"}'},
+                    "run": {"$ref": "#/components/schemas/Run"},
+                }, ("400", "403", "413", "429", "502", "503")),
+            }
+        },
+        "/api/audit-replays": {
+            "post": {
+                "summary": "Replay a kube-apiserver audit log (audit.k8s.io/v1 Events, JSON lines) as an ended run of "
+                "its node health traffic (docs/observe.md)",
+                "requestBody": {"required": True, "description": "the log as --audit-log-path writes it (the body's "
+                                "content type is not read)",
+                                "content": {"text/plain": {"schema": {"type": "string"}}}},
+                "x-400-beyond-schema": {
+                    "not-an-audit-log": "no line is an audit.k8s.io Event",
+                    "nothing-to-replay": "no write to nodes, leases in kube-node-lease, pods, endpointslices or events",
                 },
+                "responses": _real_cluster_run("replayed", "audit-replay", {
+                    "url": {"type": "string", "description": "the run page"},
+                    "events": {"type": "integer", "description": "events the log made"},
+                    "skipped": {"type": "integer", "description": "lines left out"},
+                    "skipped_by_reason": {"type": "object", "description": "malformed, not-audit-events, "
+                                          "other-stages, reads, other-resources, failed-writes"},
+                }, ("400", "413")),
             }
         },
         "/api/runs": {

@@ -20,6 +20,7 @@ from heartbeat_site.live.api import (
 )
 from heartbeat_site.live.api.dispatch import methods
 from heartbeat_site.observe import api as observe
+from heartbeat_site.observe import replays
 
 RUN = r"(?P<run_id>[^/]{1,64})"
 COMPARISON = r"(?P<comparison_id>[^/]{1,64})"
@@ -35,6 +36,7 @@ urlpatterns = [
     re_path(r"^drills/?$", methods(GET=lessons.list_drills), name="api-drills"),
     re_path(r"^runs/?$", methods(POST=runs.create), name="api-runs"),
     re_path(r"^observations/?$", methods(POST=observe.create), name="api-observations"),
+    re_path(r"^audit-replays/?$", methods(POST=replays.create), name="api-audit-replays"),
     re_path(r"^comparisons/?$", methods(POST=comparisons.create), name="api-comparisons"),
     re_path(rf"^comparisons/{COMPARISON}/?$", methods(GET=comparisons.detail), name="api-comparison"),
     re_path(rf"^comparisons/{COMPARISON}/commands/?$", methods(POST=comparisons.post_command),

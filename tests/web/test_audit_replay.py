@@ -1,0 +1,109 @@
+"""``POST /api/audit-replays`` (docs/observe.md): a run's own audit log export, replayed as a real cluster's, shows
+the run's key transitions; lines that are not audit events or not about node health are counted, not fatal; a
+file that is no audit log is a clear 400."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from heartbeat_site.live import runstore
+from heartbeat_site.live.models import Run
+
+from .conftest import reached_run
+
+pytestmark = pytest.mark.django_db
+
+# What a learner watches for in a node failure (the kinds of docs/simulation-api.md, "Events")
+KEY_KINDS = ("node-ready", "taint-added", "taint-removed", "pod-ready", "pod-terminating", "pod-deleted", "endpoint")
+
+
+def key_transitions(events: list[dict]) -> list[tuple]:
+    """In order, without times (a replay's start where the log starts; a pod-terminating's ``to`` is a time)."""
+    return [(e["kind"], e["node"], e["key"], e["effect"],
+             None if e["kind"] == "pod-terminating" else json.dumps(e["to"], sort_keys=True), e["pod"])
+            for e in events if e["type"] == "transition" and e["kind"] in KEY_KINDS]
+
+
+def replay(api, body: bytes):
+    return api.post("/api/audit-replays", body, content_type="application/jsonl")
+
+
+def all_events(api, run_id: str) -> list[dict]:
+    response = api.get(f"/api/runs/{run_id}/events?limit=5000")
+    assert response.status_code == 200, response.content
+    assert not response.json()["has_more"]
+    return response.json()["events"]
+
+
+@pytest.fixture
+def broken_run(dispatched, replays_here):
+    """Three nodes, node-2's kubelet stopped at 20 s, read up to 400 s: Unknown, taints, evictions."""
+    return reached_run(400, "finished", {"action": "stop-kubelet", "node": "node-2"}, 20)
+
+
+def test_a_runs_own_audit_log_replays_its_key_transitions(api, broken_run):
+    exported = api.get(f"/api/runs/{broken_run.id}/export/audit.jsonl")
+    assert exported.status_code == 200
+    lines = exported.content.splitlines()
+    foreign = [b"not json at all", json.dumps({"kind": "Event", "apiVersion": "v1", "reason": "Pulled"}).encode(),
+               json.dumps([1, 2]).encode()]
+    response = replay(api, b"\n".join([foreign[0], *lines[:5], foreign[1], *lines[5:], foreign[2]]) + b"\n")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    # the trainer's Service, a write of another resource, is counted too
+    assert body["skipped_by_reason"] == {"malformed": 1, "not-audit-events": 2, "other-resources": 1}
+    assert body["skipped"] == 4
+    assert body["url"].endswith(f"/runs/{body['id']}/")
+
+    replayed = all_events(api, body["id"])
+    assert len(replayed) == body["events"]
+    simulated = [json.loads(line) for line in api.get(f"/api/runs/{broken_run.id}/export/events.jsonl").content
+                 .splitlines()]
+    assert key_transitions(replayed) == key_transitions(simulated)
+    # node-2 went Unknown, was tainted, its pods evicted: each by the component the record names
+    unknown = next(e for e in replayed if e["type"] == "transition" and e["kind"] == "node-ready"
+                   and e["node"] == "node-2" and e["to"] == "Unknown")
+    assert unknown["component"] == "node-lifecycle-controller"
+    evictions = [e for e in replayed if e["type"] == "write" and e["resource"] == "pods" and e["verb"] == "delete"
+                 and e["node"] == "node-2"]
+    assert evictions and {e["component"] for e in evictions} == {"taint-eviction-controller"}
+    assert not any(e.get("inferred") for e in replayed)  # an audit record says who wrote
+
+    run = Run.objects.get(pk=body["id"])
+    assert (run.kind, run.status) == ("audit-replay", "finished")
+    detail = api.get(f"/api/runs/{run.id}").json()
+    assert (detail["kind"], detail["status"]) == ("audit-replay", "finished")
+    assert runstore.read_snapshot(run.id)["snapshot"]["objects"]["nodes"] == []  # the page draws it all as it joins
+    assert api.get(f"/api/runs/{run.id}/export/summary.md").status_code == 409
+
+
+def test_metadata_level_records_still_draw_who_wrote_what(api, broken_run):
+    exported = api.get(f"/api/runs/{broken_run.id}/export/audit.jsonl").content.splitlines()
+    lines = []
+    for line in exported:
+        record = json.loads(line)
+        record.update(level="Metadata", requestObject=None)
+        record.pop("responseObject")
+        lines.append(json.dumps(record).encode())
+    response = replay(api, b"\n".join(lines))
+    assert response.status_code == 201, response.content
+    replayed = all_events(api, response.json()["id"])
+    renewals = [e for e in replayed if e["resource"] == "leases" and e["node"] == "node-2"]
+    assert renewals and {e["component"] for e in renewals} == {"kubelet-lease"}
+    assert not [e for e in replayed if e["type"] == "transition"]
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    (b"name,ready\nnode-1,True\n", "not-an-audit-log"),
+    (b'{"kind": "Pod", "apiVersion": "v1"}\n', "not-an-audit-log"),
+    (b"", "not-an-audit-log"),
+    (json.dumps({"kind": "Event", "apiVersion": "audit.k8s.io/v1", "stage": "ResponseComplete", "verb": "get",
+                 "objectRef": {"resource": "nodes", "name": "node-1"}}).encode(), "nothing-to-replay"),
+])
+def test_a_file_that_is_no_audit_log_is_a_clear_400(api, body, error):
+    response = replay(api, body)
+    assert (response.status_code, response.json()["error"]) == (400, error)
+    assert "audit" in response.json()["message"]
+    assert not Run.objects.filter(kind="audit-replay").exists()
