@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import time
 from pathlib import Path
@@ -22,13 +23,46 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from large_bench import OUTAGE, SPEED, Watcher, connect, join, load, mib, running_stack  # noqa: E402
+from large_bench import LIVE_AT, OUTAGE, SPEED, Parts, Watcher, connect, join, load, mib, running_stack  # noqa: E402
 from simulation_bench import reference_ms  # noqa: E402
 
 from tests.web.conftest import large_document  # noqa: E402
 from tests.web.live import http  # noqa: E402
 
 TIMEOUT = 120.0
+
+
+class TypedWatcher(Watcher):
+    """A watcher that also adds up the bytes of each type of message (a message in parts counts as its whole):
+    where a side's bytes go (frames, clock, the strip of differences)."""
+
+    def __init__(self, ws) -> None:
+        self.typed: list[tuple[float, str, int]] = []  # (monotonic, type, bytes) of every whole message
+        super().__init__(ws)
+
+    async def follow(self) -> None:
+        parts = Parts()
+        async for text in self.ws:
+            now = time.monotonic()
+            self.received.append((now, len(text.encode())))
+            whole = parts.take(text)
+            if whole is None:
+                continue
+            message = json.loads(whole)
+            self.typed.append((now, message["type"], len(whole.encode())))
+            clock = message.get("clock")
+            if clock:
+                self.clocks.append((now, clock))
+                if not clock.get("preparing") and clock["t"] >= LIVE_AT - 1e-3:
+                    self.live.set()
+
+    def by_type(self, begin: float, end: float) -> dict[str, float]:
+        """Bytes per second of each type of message between two monotonic times."""
+        totals: dict[str, int] = {}
+        for at, kind, size in self.typed:
+            if begin <= at <= end:
+                totals[kind] = totals.get(kind, 0) + size
+        return {kind: size / (end - begin) for kind, size in sorted(totals.items(), key=lambda item: -item[1])}
 
 
 async def post(url: str, body: dict, token: str | None = None) -> tuple[int, dict]:
@@ -52,7 +86,7 @@ async def measure(base: str, document: dict, window: float, comparison: bool) ->
         status, made = await post(f"{base}/api/runs", {"document": document, "speed": SPEED})
         assert status == 201, made
         runs, commands = [made["run"]], f"{base}/api/runs/{made['id']}/commands"
-    watchers = [Watcher(await connect(run["ws_url"], TIMEOUT)) for run in runs]
+    watchers = [TypedWatcher(await connect(run["ws_url"], TIMEOUT)) for run in runs]
     row: dict = {"kind": "comparison (2 sides)" if comparison else "one run"}
     try:
         await asyncio.wait_for(asyncio.gather(*(w.live.wait() for w in watchers)), TIMEOUT)
@@ -64,6 +98,7 @@ async def measure(base: str, document: dict, window: float, comparison: bool) ->
         await asyncio.sleep(window)
         end = time.monotonic()
         row["windows"] = [w.window(begin, end) for w in watchers]
+        row["by_type"] = [w.by_type(begin, end) for w in watchers]
         status, answer = await post(commands, {"action": "pause"}, made["control_token"])
         assert status == 202, answer
         await asyncio.sleep(1.0)
@@ -99,6 +134,11 @@ async def main_async(args: argparse.Namespace) -> None:
     print("|---|---|---|---|---|---|---|")
     for row in rows:
         print(line(row))
+    print("\nPer viewer in the outage, by type of message:")
+    for row in rows:
+        for side, by_type in zip("ab", row["by_type"], strict=False):
+            kinds = ", ".join(f"{kind} {rate / 1024:.1f} KiB/s" for kind, rate in by_type.items())
+            print(f"- {row['kind']}{'' if len(row['by_type']) == 1 else ' side ' + side}: {kinds}")
     print(f"\nReference workload {reference_ms():.0f} ms.")
 
 

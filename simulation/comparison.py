@@ -57,10 +57,13 @@ class KeyTransitions:
         self.transitions: list[dict[str, Any]] = []
         self.version = 0  # counts the feeds that added a transition: pairing the sides again is only needed then
         self._groups: dict[tuple[str, str | None, str, int], dict[str, Any]] = {}
+        # the transitions added or grown (a pod group) since `take_touched`: what a live `Pairing` looks at again
+        self._touched: dict[int, dict[str, Any]] = {}
 
     def feed(self, events: Iterable[SimEvent]) -> list[dict[str, Any]]:
         """Take a slice's events; return the transitions they started (a pod group may still grow in place)."""
         new: list[dict[str, Any]] = []
+        fresh: set[int] = set()  # the pod groups this feed started
         for event in events:
             fields = event.fields
             at = {"t": event.t / 1e6, "node": event.node, "component": event.component}
@@ -85,6 +88,9 @@ class KeyTransitions:
                 if group is None:
                     group = self._groups[group_key] = {**at, "kind": POD_KINDS[kind], "count": 0, "pods": []}
                     new.append(group)
+                    fresh.add(id(group))
+                elif id(group) not in fresh:  # grown in place: its row changes
+                    self._touched[id(group)] = group
                 group["count"] += 1
                 if len(group["pods"]) < POD_NAMES_SHOWN:
                     group["pods"].append(fields["pod"])
@@ -94,7 +100,14 @@ class KeyTransitions:
         if new:
             self.transitions.extend(new)
             self.version += 1
+            for transition in new:
+                self._touched[id(transition)] = transition
         return new
+
+    def take_touched(self) -> list[dict[str, Any]]:
+        """The transitions added, or grown in place, since the last call, in the order they first came."""
+        touched, self._touched = list(self._touched.values()), {}
+        return touched
 
 
 def key_transitions(events: Iterable[SimEvent], quiet_until: float) -> list[dict[str, Any]]:
@@ -198,6 +211,59 @@ def _row(model: dict[str, Any], a: dict[str, Any] | None, b: dict[str, Any] | No
         row.a_count, row.a_pods = (a["count"], list(a["pods"])) if a is not None else (None, [])
         row.b_count, row.b_pods = (b["count"], list(b["pods"])) if b is not None else (None, [])
     return row
+
+
+def row_id(key: tuple[Any, ...], n: int) -> str:
+    """A row's name, the same on every driver that pairs the same transitions: its identity and occurrence."""
+    return "|".join(["" if part is None else str(part) for part in key] + [str(n)])
+
+
+class Pairing:
+    """Both sides' transitions paired as they come, as `rows` pairs them at once: a live comparison sends only the
+    rows that changed (a large zone outage has a thousand of them, each a few hundred bytes, and one new
+    transition changes one row), under names that stay the same (`row_id`)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, Row] = {}
+        self._seen: tuple[dict[tuple[Any, ...], int], ...] = ({}, {})  # per side: occurrences of each identity
+        self._named: tuple[dict[int, str], ...] = ({}, {})  # per side: the row of each pod group, which grows
+
+    def update(self, a: KeyTransitions, b: KeyTransitions) -> dict[str, Row]:
+        """The rows that changed since the last call (every row on the first), by name."""
+        changed: dict[str, Row] = {}
+        for side, log in enumerate((a, b)):
+            for transition in log.take_touched():
+                name = self._named[side].get(id(transition))
+                if name is None:
+                    key = identity(transition)
+                    n = self._seen[side].get(key, 0)
+                    self._seen[side][key] = n + 1
+                    name = row_id(key, n)
+                    if transition["kind"] in POD_KINDS.values():
+                        self._named[side][id(transition)] = name
+                row = self.rows.get(name)
+                if row is None:
+                    row = self.rows[name] = _row(transition, None, None)
+                _place(row, side, transition)
+                changed[name] = row
+        return changed
+
+    def ordered(self) -> list[tuple[str, Row]]:
+        """Every row by name, in the order `rows` gives: the first time on either side."""
+        return sorted(self.rows.items(), key=lambda item: min(t for t in (item[1].a, item[1].b) if t is not None))
+
+
+def _place(row: Row, side: int, transition: Mapping[str, Any]) -> None:
+    """One side's time (and a pod group's pods) on its row."""
+    pods = row.kind in POD_KINDS.values()
+    if side == 0:
+        row.a = transition["t"]
+        if pods:
+            row.a_count, row.a_pods = transition["count"], list(transition["pods"])
+    else:
+        row.b = transition["t"]
+        if pods:
+            row.b_count, row.b_pods = transition["count"], list(transition["pods"])
 
 
 def differences(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[Row]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -30,7 +31,7 @@ from heartbeat_site.live.models import Command, CommandStatus, Comparison, Run, 
 from heartbeat_site.live.publisher import Publisher
 from heartbeat_site.live.redis_client import get_redis
 from heartbeat_site.live.teaching import ComparisonLesson, comparison_teaching
-from simulation.comparison import rows
+from simulation.comparison import Pairing
 
 log = logging.getLogger(__name__)
 
@@ -41,18 +42,24 @@ def differences_key(comparison_id: str) -> str:
     return f"hb:cmp:{{{comparison_id}}}:differences"
 
 
-def comparison_message(comparison_id: str, a: RunDriver, b: RunDriver) -> dict:
-    """What the pages show in the strip of differences: every paired row, each with whether it differs, at the
-    virtual time both sides have reached (a row missing on one side is "not yet" until the run ends)."""
-    assert a.transitions is not None and b.transitions is not None
-    return {"type": "comparison", "comparison": comparison_id, "t": round(min(a.sim.now, b.sim.now), 6),
-            "rows": [row.as_dict() for row in rows(a.transitions.transitions, b.transitions.transitions)]}
+def rows_key(comparison_id: str) -> str:
+    return f"hb:cmp:{{{comparison_id}}}:rows"
 
 
 def read_differences(comparison_id: str) -> dict | None:
-    """The latest ``comparison`` message the driver published, for a page that opens (or None)."""
-    text = get_redis().get(differences_key(comparison_id))
-    return json.loads(text) if text else None
+    """Every row of the strip as the driver last published it, for a page that opens or fell behind (or None):
+    the ``comparison`` message of docs/websocket-protocol.md, whole."""
+    client = get_redis()
+    with client.pipeline(transaction=True) as pipe:
+        pipe.get(differences_key(comparison_id))
+        pipe.hgetall(rows_key(comparison_id))
+        head, stored = pipe.execute()
+    if not head:
+        return None
+    message = json.loads(head)
+    found = [json.loads(text) for text in stored.values()]
+    message["rows"] = sorted(found, key=lambda row: min(t for t in (row["a"], row["b"]) if t is not None))
+    return message
 
 
 class ComparisonDriver:
@@ -64,6 +71,9 @@ class ComparisonDriver:
         self.sides: list[RunDriver] = []
         self.published_versions: tuple[int, int, bool] | None = None  # the sides' transitions last published
         self.published_at = -1e9
+        self.pairing = Pairing()
+        self.epoch = secrets.token_hex(4)  # names this driver's messages: a page never merges two drivers' rows
+        self.published = 0  # the strip's messages this driver sent
         self.lesson: ComparisonLesson | None = None  # a comparison lesson (teaching.py)
 
     def drive(self) -> str:
@@ -286,21 +296,38 @@ class ComparisonDriver:
         self._publish_differences(final=True)
 
     def _publish_differences(self, final: bool = False) -> None:
-        """The strip of differences to the viewers of both runs, when a row changed (and kept for joiners)."""
+        """The rows of the strip that changed to the viewers of both runs (all of them first), when a side made a
+        new key transition; every row is kept in Redis for a page that opens (``read_differences``)."""
         a, b = self.sides
         if a.transitions is None or b.transitions is None or not hasattr(b, "sim"):
             return
         versions = (a.transitions.version, b.transitions.version, final)
-        # Pairing thousands of transitions (a large zone outage) costs milliseconds: only when a side made a new
-        # one, and at most once a second of wall time (the next slice publishes what waited).
+        # Only when a side made a new transition, and at most once a second of wall time (the next slice publishes
+        # what waited): a large zone outage makes a thousand in a few seconds.
         if versions == self.published_versions or (not final and self.mono() - self.published_at < PUBLISH_EVERY):
             return
         self.published_versions, self.published_at = versions, self.mono()
-        message = comparison_message(self.comparison_id, a, b)
+        changed = self.pairing.update(a.transitions, b.transitions)
+        first = self.published == 0
+        self.published += 1
+        head = {"type": "comparison", "comparison": self.comparison_id, "t": round(min(a.sim.now, b.sim.now), 6),
+                "v": f"{self.epoch}.{self.published}"}
         if final:
-            message["final"] = True
-        text = frames.dumps(message)
-        get_redis().set(differences_key(self.comparison_id), text,
-                                 ex=int(a.run.duration) + 24 * 3600)
+            head["final"] = True
+        if not first:  # the rows that changed since the page's message ``since`` (docs/websocket-protocol.md)
+            head["since"] = f"{self.epoch}.{self.published - 1}"
+        shown = self.pairing.ordered() if first else list(changed.items())
+        rows = [{"id": name, **row.as_dict()} for name, row in shown]
+        expires = int(a.run.duration) + 24 * 3600
+        with get_redis().pipeline(transaction=True) as pipe:
+            if first:
+                pipe.delete(rows_key(self.comparison_id))
+            if rows:
+                pipe.hset(rows_key(self.comparison_id), mapping={row["id"]: json.dumps(row) for row in rows})
+            pipe.expire(rows_key(self.comparison_id), expires)
+            pipe.set(differences_key(self.comparison_id),
+                     json.dumps({key: value for key, value in head.items() if key != "since"}), ex=expires)
+            pipe.execute()
+        text = frames.dumps({**head, "rows": rows})
         for side in self.sides:
             side._send_text("run.notice", text)

@@ -170,6 +170,8 @@ class ComparePage {
     this.autoFocus = true; // until the user picks a node (nodesCame)
     this.autoFocusCount = 0;
     this.rows = [];
+    this.rowsById = new Map(); // the strip's rows by name, as the driver's messages left them
+    this.rowsVersion = null; // the driver's message they stand at (`v`)
     this.final = false;
     // the sequence diagrams follow their live end before the pass, never in it (sequence/view.js)
     this.frames = new FrameScheduler(() => this.tick(), {
@@ -185,9 +187,7 @@ class ComparePage {
     this.sides = config.runs.map((run) => new Side(this, run, document.querySelector(`#side-${run.side}`)));
     this.#controls();
     this.#sideTabs();
-    getComparison(config.comparison).then((body) => {
-      if (body.comparison && !this.rowsAt) this.onComparison(body.comparison);
-    }).catch(() => {}); // the strip fills from the websocket anyway
+    this.#fetchRows();
     window.heartbeat = this; // tests read the page's state from here
     this.frames.request();
   }
@@ -353,8 +353,33 @@ class ComparePage {
     this.frames.request();
   }
 
-  onComparison(msg) {
-    this.rows = msg.rows ?? [];
+  /** Every row of the strip (GET /api/comparisons/<id>): on opening, and when an update does not follow on
+   *  from the rows the page has (it missed one while reconnecting, or another driver took the comparison over). */
+  #fetchRows() {
+    if (this.fetchingRows) return;
+    this.fetchingRows = true;
+    getComparison(this.config.comparison).then((body) => {
+      if (body.comparison) this.onComparison(body.comparison, { fetched: true });
+    }).catch(() => {}).finally(() => { this.fetchingRows = false; });
+  }
+
+  /** The strip's message (docs/websocket-protocol.md "Comparisons"): every row, or with `since` only the rows
+   *  that changed since that message. */
+  onComparison(msg, { fetched = false } = {}) {
+    if (msg.since !== undefined) {
+      if (msg.since !== this.rowsVersion) {
+        this.#fetchRows();
+        return;
+      }
+    } else if (fetched && this.rowsVersion !== null && this.rowsVersion !== msg.v && this.rowsAt > msg.t) {
+      return; // the websocket brought newer rows meanwhile
+    } else {
+      this.rowsById.clear();
+    }
+    for (const row of msg.rows ?? []) this.rowsById.set(row.id, row);
+    this.rowsVersion = msg.v ?? null;
+    const first = (row) => Math.min(...[row.a, row.b].filter((t) => t !== null && t !== undefined));
+    this.rows = [...this.rowsById.values()].sort((x, y) => first(x) - first(y));
     this.rowsAt = msg.t;
     this.final = Boolean(msg.final) || ENDED.includes(document.body.dataset.runStatus);
     this.#renderDifferences();

@@ -8,9 +8,10 @@ import sys
 
 import pytest
 
+from simulation import Simulation
 from simulation.builtins import get_builtin
 from simulation.cli import main
-from simulation.comparison import compare, side_scenarios
+from simulation.comparison import KeyTransitions, Pairing, compare, rows, side_scenarios
 from simulation.scenario import ScenarioError
 
 
@@ -127,3 +128,26 @@ def test_the_module_runs_as_a_program():
                            "kubernetesVersion=1.31", "--until", "2m"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "node-2 Ready=Unknown" in proc.stdout
+
+
+def test_a_live_pairing_sends_only_the_rows_that_changed_and_ends_with_the_rows_of_a_whole_comparison():
+    # a zone outage: every node of the zone Unknown 10 s later on B (grace 40 s against 50 s), a row each
+    a, b = side_scenarios(get_builtin("zone-outage-small-zones").document, {"kubernetesVersion": "1.31"},
+                          {"kubernetesVersion": "1.33"})
+    sims = [Simulation(scenario, seed=a.seed) for scenario in (a, b)]
+    logs = [KeyTransitions(sim.startup_done_at) for sim in sims]
+    pairing = Pairing()
+    updates = []
+    for t in range(1, 601):
+        for sim, log in zip(sims, logs, strict=True):
+            log.feed(sim.run_until(float(t)))
+        updates.append(pairing.update(*logs))
+    whole = rows(logs[0].transitions, logs[1].transitions)
+    assert len(whole) > 20 and any(row.differs for row in whole)
+    assert [row.as_dict() for _, row in pairing.ordered()] == [row.as_dict() for row in whole]
+    # each second's update holds the rows that second changed, not every row so far
+    assert sum(len(update) for update in updates) < 2 * len(whole)
+    assert max(len(update) for update in updates) < len(whole) / 2
+    # a row keeps its name from the update that made it to the last one
+    named = {name for update in updates for name in update}
+    assert named == set(pairing.rows)

@@ -167,13 +167,18 @@ class Viewer:
         self.largest = 0  # bytes of the largest websocket message received
         self.split_messages = 0
         self.summarised = 0  # frames that left routine events out
-        self.comparison: dict | None = None  # a comparison's latest strip of differences
+        self.comparison: dict | None = None  # a comparison's strip of differences, its updates merged in
+        self.base = ""  # the server's http(s) address (Viewer.open)
+        self.comparison_message: dict | None = None  # the last one as it came
+        self.comparison_fetches = 0  # times the strip was fetched whole (an update that did not follow on)
 
     @classmethod
     async def open(cls, ws_url: str, name: str, after: int | None = None) -> Viewer:
         url = ws_url if after is None else f"{ws_url}?after={after}"
         ws = await websockets.connect(url, origin=ORIGIN, max_size=None, open_timeout=10)
         viewer = cls(ws, name)
+        scheme, _, rest = ws_url.partition("://")
+        viewer.base = f"{'https' if scheme == 'wss' else 'http'}://{rest.split('/', 1)[0]}"
         viewer.first_message = await viewer.next()
         return viewer
 
@@ -217,8 +222,24 @@ class Viewer:
         elif kind == "presence":
             self.viewers = message["viewers"]
         elif kind == "comparison":
-            self.comparison = message
+            await self._take_comparison(message)
         return message
+
+    async def _take_comparison(self, message: dict) -> None:
+        self.comparison_message = message
+        """As the page does (docs/websocket-protocol.md "Comparisons"): every row, or the rows that changed
+        since the message the viewer has, merged by name; one that does not follow on fetches the strip whole."""
+        if "since" in message and (self.comparison or {}).get("v") != message["since"]:
+            status, body = await asyncio.to_thread(http, "GET", f"{self.base}/api/comparisons/{message['comparison']}")
+            assert status == 200, body
+            self.comparison_fetches += 1
+            message = body["comparison"]
+        elif "since" in message:
+            rows = {row["id"]: row for row in self.comparison["rows"]}
+            rows.update({row["id"]: row for row in message["rows"]})
+            message = {**message, "rows": sorted(rows.values(), key=lambda row: min(
+                t for t in (row["a"], row["b"]) if t is not None))}
+        self.comparison = message
 
     async def until(self, predicate, timeout: float = 30.0) -> dict:
         """Read until an event matching ``predicate`` arrives; return it."""

@@ -79,6 +79,9 @@ async def test_both_sides_take_a_fault_at_one_instant_and_the_strip_shows_the_gr
         await viewers[0].next()
     row = unknown_row(viewers[0].comparison)
     assert row["differs"] and row["b"] - row["a"] == pytest.approx(10, abs=0.5)  # grace 40 s against 50 s
+    # the message that brought B's time carried the rows that changed, not the whole strip again
+    update = viewers[0].comparison_message
+    assert "since" in update and 0 < len(update["rows"]) < len(viewers[0].comparison["rows"])
 
     # a pause stops both clocks at the same virtual time
     await command(stack, comparison, {"action": "pause"})
@@ -91,7 +94,7 @@ async def test_both_sides_take_a_fault_at_one_instant_and_the_strip_shows_the_gr
     assert [side["clock"]["t"] for side in stepped["runs"]] == after
     status, body = await ahttp("GET", f"{stack.base}/api/comparisons/{comparison['id']}")
     assert status == 200 and [run["clock"]["paused"] for run in body["runs"]] == [True, True]
-    assert unknown_row(body["comparison"]) is not None
+    assert unknown_row(body["comparison"]) == row
     for viewer in viewers:
         await viewer.close()
 

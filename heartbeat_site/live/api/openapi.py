@@ -230,12 +230,15 @@ _OVERRIDES = {
 }
 _COMPARISON_ROWS = {
     "type": ["object", "null"],
-    "description": "the latest comparison message (docs/websocket-protocol.md): every key transition of both "
-    "sides paired, with its time on each (null: not on that side, so far) and whether it differs",
+    "description": "the strip of differences as of the latest comparison message (docs/websocket-protocol.md), "
+    "whole: every key transition of both sides paired, with its time on each (null: not on that side, so far) and "
+    "whether it differs; `v` names the message the live updates follow on from",
     "properties": {
         "t": {"type": "number"},
+        "v": {"type": "string"},
         "final": {"type": "boolean"},
         "rows": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string"},
             "label": {"type": "string"}, "kind": {"type": "string"}, "node": {"type": ["string", "null"]},
             "a": {"type": ["number", "null"]}, "b": {"type": ["number", "null"]}, "differs": {"type": "boolean"}}}},
     },
