@@ -395,4 +395,9 @@ def reveal_summary(question: Question) -> dict:
         out.update(node=drill.node, explain=drill.document.get("explanation"))
     elif document["kind"] == "order":
         out.update(order_reveal(question, question.happened or {}), kind="order")
+    elif document.get("evidence"):
+        # the event that settles it, as a matcher: a page that joins later finds it among the events since the
+        # question was asked (or the run's, `since: start`), as a page that watched got it from the reveal
+        out["evidence"] = {"match": document["evidence"],
+                           "after": 0.0 if document.get("since") == "start" else question.asked_at}
     return out

@@ -20,12 +20,14 @@ import { makeTranslator, readJson } from "./i18n.js";
 import { nameOf, naturalCompare, zoneOf } from "./k8s.js";
 import { SequenceView } from "./sequence/view.js";
 import { ObjectStore } from "./store.js";
-import { Classroom } from "./lesson.js";
+import { Classroom, lookBackIn } from "./lesson.js";
 import { formatOffset, formatUtc, VirtualClock } from "./time.js";
 
 const LOG_MAX = 4000; // per side: half the run page's scroll-back, two diagrams share the screen
 const LOG_TRIM = 1000;
 const ENDED = ["finished", "idle", "failed"];
+// a lesson step's tab (the run page's panels) -> the part of this page that shows the same (showPart)
+const PARTS = { cluster: ".cluster", kubectl: ".cluster", traffic: ".seq", flows: ".seq", why: "#differences" };
 
 /** The control token out of the fragment (so it never shows on a projector) into this tab, with `solo=1` (a
  *  comparison lesson tried alone: the learner's page, lesson.js), which stays with it across reloads. */
@@ -202,9 +204,13 @@ class ComparePage {
       send: (msg) => this.sides?.[0].connection.send(msg) ?? false,
       command: (cmd) => this.command(cmd, { quiet: this.solo }), // alone: the card itself answers
       focus: (node) => this.setFocus(node),
-      tab: () => {}, // both sides show their cluster and their traffic: no panel to turn to
+      tab: (name) => this.showPart(name),
       explain: (event) => this.showEvidence(event),
       reveal: () => {},
+      // a revealed question's evidence, on joining later: among the events of the side its matcher names (of
+      // either side without one, docs/lessons.md "Comparison lessons")
+      lookBack: lookBackIn((match) => this.config.runs.filter((r) => !match.side || r.side === match.side)
+        .map((r) => ({ id: r.id, side: r.side }))),
       report: this.control ? () => getReport(run, this.token) : null,
       download: this.control ? (format) => downloadReport(run, this.token, format).catch(refused) : null,
     });
@@ -280,6 +286,21 @@ class ComparePage {
     for (const tab of tabs) tab.addEventListener("click", () => show(tab.dataset.side));
     show("a");
     this.showSide = show;
+  }
+
+  /**
+   * A lesson step's "tab" action (the run page's panels, docs/lessons.md): this page shows every part at once,
+   * so the step brings the part it names into view, on the side shown (both on a laptop): the cluster, the API
+   * traffic (for "flows" too), and for "why" (the run page's explanation of an event) the strip of differences,
+   * which says what the settings changed. kubectl has no part here: the cluster stands in for it.
+   */
+  showPart(name) {
+    const part = PARTS[name];
+    if (!part) return;
+    document.body.dataset.part = name;
+    const target = part === "#differences" ? document.querySelector(part)
+      : document.querySelector(`#side-${document.body.dataset.side ?? "a"} ${part}`);
+    target?.scrollIntoView({ block: "nearest" });
   }
 
   /** A reveal's evidence ("Why?"): its node in focus on both sides, and on a phone the side it happened on. */

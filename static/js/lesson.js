@@ -4,6 +4,7 @@
 // hands it the messages and carries out the steps' page actions (focus, tab) it asks for.
 // Alone ("Try alone", `solo`) the page holding the control token is the learner's: it answers as
 // a viewer, checks its own answer (the reveal), sees no tally, and keeps its score (progress.js).
+import { getEvents } from "./api.js";
 import { el, setText } from "./dom.js";
 import {
   answerIsRight, barEvidence, bucketHolds, describeMatcher, localText, matches, orderTimeLabels, orderTimes, revealOrder,
@@ -52,6 +53,34 @@ export function viewerId() {
   return id;
 }
 
+const LOOK_BACK_PAGES = 20; // of 5,000 events: a lesson's run is small (GET /api/runs/<id>/events)
+
+/**
+ * A `lookBack` for Classroom: `runsOf(match)` names the runs whose events to page through ([{id}], and on a
+ * comparison page [{id, side}]: each event is marked with its side, as the page marks the events of its frames);
+ * the earliest event that fits, of any of them.
+ */
+export function lookBackIn(runsOf) {
+  const first = async ({ id, side }, match, after) => {
+    const types = typeof match.type === "string" ? match.type : "fault,transition";
+    let from = 0;
+    for (let page = 0; page < LOOK_BACK_PAGES; page++) {
+      const res = await getEvents(id, from, types);
+      for (const raw of res.events) {
+        const event = side ? { ...raw, side } : raw;
+        if (event.t >= after && matches(match, event)) return event;
+      }
+      if (!res.has_more || res.next_after <= from) return null;
+      from = res.next_after;
+    }
+    return null;
+  };
+  return async (match, after) => {
+    const found = await Promise.all(runsOf(match).map((run) => first(run, match, after)));
+    return found.filter(Boolean).sort((x, y) => x.t - y.t)[0] ?? null;
+  };
+}
+
 function button(cls, text, onClick, { primary = false } = {}) {
   const b = el("button", `${cls}${primary ? " primary" : ""}`, text);
   b.type = "button";
@@ -70,12 +99,16 @@ export class Classroom {
    * `bar`: the lesson bar's element; `layer`: the question card's layer over the panels.
    * `send(message)`: to the websocket, false when it is not open; `command(cmd)`: a control
    * command (the trainer's page only); `focus(node)`, `tab(name)`, `explain(event)`: the page's;
-   * `report()`, `download(format)`: the trainer's page only, the session report and its files.
+   * `report()`, `download(format)`: the trainer's page only, the session report and its files;
+   * `lookBack(match, after)`: the run's first event since virtual time `after` that fits a matcher (or null),
+   * from the events the page did not see (it joined later).
    */
   constructor(bar, layer, options) {
-    const { t, lang, control, solo = false, run, send, command, focus, tab, explain, reveal, report, download } = options;
+    const {
+      t, lang, control, solo = false, run, send, command, focus, tab, explain, reveal, report, download, lookBack,
+    } = options;
     Object.assign(this, {
-      bar, layer, t, lang, control, run, send, command, focus, tab, explain, onRevealEvent: reveal, download,
+      bar, layer, t, lang, control, run, send, command, focus, tab, explain, onRevealEvent: reveal, download, lookBack,
     });
     this.solo = Boolean(control && solo); // a learner alone: answers, then checks them (the reveal)
     this.fetchReport = this.solo ? null : report; // the session report: a trainer's only
@@ -124,6 +157,7 @@ export class Classroom {
     const revealed = new Map((msg.revealed ?? []).map((r) => [r.question, r]));
     for (const [qid, r] of revealed) this.#settle(qid, r);
     for (const id of revealed.keys()) this.revealedIds.add(id);
+    for (const [qid, r] of revealed) this.#recall(qid, r.evidence);
     // a step's question opens with its step: a page that joins between the two knows it already
     const asked = msg.question ?? this.#stepQuestion();
     if (asked) {
@@ -133,9 +167,11 @@ export class Classroom {
       const last = this.kind === "drill" ? this.#diagnosis() : this.step?.question;
       const summary = last && revealed.has(last.id) && this.reveals.get(last.id);
       if (summary && summary.question !== this.reveal?.question) {
-        // A page opened after the reveal: the answer, the card folded away.
+        // A page opened after the reveal: the answer, the card folded away (its evidence in the bar, as on a
+        // page that folded it away itself).
         this.#ask(last, false);
         this.#revealed(summary);
+        this.lastEvidence = { question: last.id, step: this.step?.index ?? null };
       }
     }
     this.#render();
@@ -247,6 +283,23 @@ export class Classroom {
     }
     this.lastEvidence = { question: msg.question, step: this.step?.index ?? null };
     this.#render();
+  }
+
+  /**
+   * The evidence of a question revealed before this page opened (the lesson state's `evidence`: its matcher and
+   * since when): waited for in the frames as a page that saw the reveal waits, and looked for among the events
+   * that came before the page did (`lookBack`); whichever finds it first settles it.
+   */
+  #recall(qid, evidence) {
+    if (!evidence?.match || this.evidence.has(qid) || this.waits.some((w) => w.question === qid && !w.item)) return;
+    const wait = { question: qid, match: evidence.match };
+    this.waits.push(wait);
+    this.lookBack?.(evidence.match, evidence.after ?? 0).then((event) => {
+      if (!event || !this.waits.includes(wait)) return;
+      this.waits.splice(this.waits.indexOf(wait), 1);
+      this.evidence.set(qid, event);
+      this.#render();
+    }).catch(() => {}); // it is waited for in the frames anyway
   }
 
   /**

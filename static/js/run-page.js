@@ -18,7 +18,7 @@ import { VolumeFlow } from "./flows/volume.js";
 import { makeTranslator, readJson } from "./i18n.js";
 import { nameOf, naturalCompare, readyOf, zoneOf } from "./k8s.js";
 import { KubectlPanel } from "./kubectl-panel.js";
-import { Classroom } from "./lesson.js";
+import { Classroom, lookBackIn } from "./lesson.js";
 import { NodeAnnouncer } from "./announcer.js";
 import { NARROW, PanelTabs } from "./panels.js";
 import { VOLUME_DECIDERS } from "./sequence/model.js";
@@ -163,6 +163,7 @@ class RunPage {
       tab: (name) => this.lessonTab(name),
       explain: (event) => this.explain(event),
       reveal: (event) => this.timeline.merge([event]), // a drill's fault, hidden until now
+      lookBack: lookBackIn(() => [{ id: this.config.run }]), // a revealed question's evidence, on joining later
       // the report is the trainer's alone: a viewer's page never asks for it
       report: this.control ? () => getReport(this.config.run, this.token) : null,
       download: this.control ? (format) => downloadReport(this.config.run, this.token, format).catch((e) =>

@@ -176,3 +176,41 @@ def test_viewers_of_a_comparison_follow_the_trainer(browser, stack, offsite):
     expect(late.locator("#side-a .focus-name")).to_have_text("node-2", timeout=30_000)
     for page in (trainer, viewer, late):
         assert page.errors == [], page.errors
+
+
+def test_a_page_that_joins_late_shows_what_a_page_that_watched_shows(browser, stack, offsite):
+    body = start(stack)
+    trainer = open_page(browser, body["control_url"], offsite, viewport=LAPTOP)
+    expect(trainer.locator('.question-card[data-question="notready-131"]')).to_be_visible(timeout=20_000)
+    # the first step turns to the API traffic (a "tab" action): here, both sides' sequence diagrams
+    expect(trainer.locator("body")).to_have_attribute("data-part", "traffic")
+    trainer.locator(".qc-reveal-button").click()
+    expect(trainer.locator('.question-card[data-question="notready-gap"]')).to_be_visible(timeout=60_000)
+    expect(trainer.locator("body")).to_have_attribute("data-part", "cluster")  # the second step: the clusters
+    expect(trainer.locator("#side-a .cluster")).to_be_in_viewport()
+    set_speed(trainer, "1")  # side b's NotReady comes 10 s after the reveal, the next step 5 s after it
+    trainer.locator(".qc-reveal-button").click()
+    trainer.wait_for_function("window.heartbeat.classroom.evidence.has('notready-gap')", timeout=30_000)
+    status, answer = http("POST", f"{stack.base}/api/comparisons/{body['comparison']}/commands", {"action": "pause"},
+                          body["control_token"])
+    assert status == 202, answer
+    trainer.locator(".question-card .qc-hide").click()
+    watched = trainer.locator("#lesson-bar .lb-evidence .evidence-what")
+    expect(watched).to_contain_text("node-2")
+    expect(trainer.locator("#question-layer")).to_be_hidden()
+
+    # a viewer opens now, after the reveal and its evidence: the same step, the answer folded away, the same
+    # evidence (side B's event, found among the events before it came), the same part of the page
+    late = open_page(browser, body["viewer_url"], offsite, viewport=LAPTOP)
+    late.wait_for_function(SIDE_NODES, timeout=30_000)
+    expect(late.locator("#lesson-bar .lb-progress")).to_have_text(trainer.locator("#lesson-bar .lb-progress")
+                                                                   .inner_text())
+    expect(late.locator("#lesson-bar .lb-evidence .evidence-what")).to_have_text(watched.inner_text(),
+                                                                                  timeout=15_000)
+    evidence = late.evaluate("window.heartbeat.classroom.evidence.get('notready-gap')")
+    assert (evidence["side"], evidence["node"], evidence["to"]) == ("b", "node-2", "Unknown")
+    expect(late.locator("body")).to_have_attribute("data-part", "cluster")
+    late.locator("#lesson-bar .lb-show").click()
+    expect(late.locator('.question-card[data-question="notready-gap"] .qc-evidence .evidence-what')).to_have_text(
+        watched.inner_text())
+    assert not trainer.errors and not late.errors

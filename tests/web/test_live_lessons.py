@@ -117,6 +117,9 @@ async def test_a_question_survives_a_worker_killed_mid_question(stack):
     state = await reloaded.next_of_type("lesson")
     assert state["revealed"][0]["question"] == "notready-when" and state["revealed"][0]["correct"] == 50
     assert state["revealed"][0]["tolerance"] == 5  # what tells the page whether its own 48 was right
+    # ...and what it looks for to show the event that settled it, as a page that saw the reveal does
+    evidence = state["revealed"][0]["evidence"]
+    assert evidence["match"]["to"] == "Unknown" and evidence["after"] == pytest.approx(0, abs=1)
 
 
 async def test_a_drill_names_its_fault_to_nobody_before_the_reveal(stack):
