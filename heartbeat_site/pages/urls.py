@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("myths/", views.myths, name="myths"),
     path("build/", build.build_page, name="build"),
+    path("observe/", views.observe_page, name="observe"),
     path("runs/<str:run_id>/", views.run_page, name="run"),
     path("compare/<str:comparison_id>/", views.compare_page, name="compare"),
     path("scenarios/<slug:name>/", views.scenario_link, name="scenario-link"),

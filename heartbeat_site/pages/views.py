@@ -184,6 +184,12 @@ def myths(request: HttpRequest) -> HttpResponse:
     )
 
 
+def observe_page(request: HttpRequest) -> HttpResponse:
+    """Watch a real cluster or replay its audit log (docs/observe.md): the forms, and whether the operator enabled
+    watching."""
+    return render(request, "pages/observe.html", {"enabled": settings.HEARTBEAT["OBSERVE"]})
+
+
 def switch_language(request: HttpRequest, code: str) -> HttpResponse:
     """Sets the language cookie LocaleMiddleware reads, then goes back where the user was."""
     if code not in dict(settings.LANGUAGES):

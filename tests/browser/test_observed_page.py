@@ -13,6 +13,7 @@ from simulation import Simulation, audit_record, load_scenario
 from tests.web.live import http, running_stack
 
 from .conftest import classroom_document, create_run
+from .untranslated import COLLECT_JS, english_words
 
 pytestmark = pytest.mark.live
 
@@ -24,12 +25,18 @@ def observing_stack(django_db_setup, django_db_blocker, tmp_path_factory):
         yield live
 
 
-def test_the_observed_cluster_is_drawn_and_said_to_be_real(browser, observing_stack):
-    stack = observing_stack
+def observed(stack) -> tuple[dict, dict]:
+    """A simulated run (the stand-in cluster) and an observation of its Kubernetes API."""
     stand_in = create_run(stack, speed=20)
     status, observation = http("POST", f"{stack.base}/api/observations",
                                {"server": f"{stack.base}/k8s/runs/{stand_in['id']}"})
     assert status == 201, observation
+    return stand_in, observation
+
+
+def test_the_observed_cluster_is_drawn_and_said_to_be_real(browser, observing_stack):
+    stack = observing_stack
+    stand_in, observation = observed(stack)
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     page = context.new_page()
     errors: list[str] = []
@@ -70,3 +77,36 @@ def test_a_replayed_audit_log_is_drawn_and_said_to_be_real(browser, observing_st
     expect(page.locator("#timeline")).to_contain_text("node-2", timeout=30_000)
     expect(page.locator("#btn-replay")).to_be_hidden()
     assert not errors
+
+
+def test_the_observe_page_starts_either_and_names_a_refusal(browser, observing_stack, tmp_path):
+    stack = observing_stack
+    stand_in = create_run(stack, speed=20)
+    page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    page.goto(f"{stack.base}/observe/")
+    watch = page.locator("#observe-form")
+    watch.locator("input[name=server]").fill("https://10.1.2.3:6443")
+    watch.locator("button[type=submit]").click()
+    expect(watch.locator(".observe-error")).to_contain_text("HEARTBEAT_OBSERVE_HOSTS")  # not among the allowed
+    watch.locator("input[name=server]").fill(f"{stack.base}/k8s/runs/{stand_in['id']}")
+    watch.locator("button[type=submit]").click()
+    expect(page.locator("#observed-bar")).to_contain_text("A real cluster, observed")
+    expect(page.locator("#btn-end")).to_be_visible()  # the page opened with the control token
+
+    (tmp_path / "audit.log").write_bytes(audit_log())
+    page.goto(f"{stack.base}/observe/")
+    page.locator("#replay-form input[type=file]").set_input_files(tmp_path / "audit.log")
+    page.locator("#replay-form button[type=submit]").click()
+    expect(page.locator("#observed-bar")).to_contain_text("A real cluster's audit log, replayed")
+
+
+def test_the_chinese_observe_page_and_bar_leave_no_english(browser, observing_stack):
+    stack = observing_stack
+    _, observation = observed(stack)
+    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="zh-CN")
+    for path, part in (("/observe/", "main"), (f"/runs/{observation['id']}/", "#observed-bar")):
+        page = context.new_page()
+        page.goto(f"{stack.base}{path}")
+        expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+        texts = page.evaluate(COLLECT_JS, part)
+        assert texts and sorted({word for text in texts for word in english_words(text)}) == [], texts
