@@ -79,6 +79,26 @@ def test_a_runs_own_audit_log_replays_its_key_transitions(api, broken_run):
     assert api.get(f"/api/runs/{run.id}/export/summary.md").status_code == 409
 
 
+def ready_of(snapshot: dict, node: str) -> str | None:
+    found = next(n for n in snapshot["objects"]["nodes"] if n["metadata"]["name"] == node)
+    return next(c["status"] for c in found["status"]["conditions"] if c["type"] == "Ready")
+
+
+def test_look_back_rebuilds_the_replayed_cluster_at_any_time(api, broken_run):
+    body = replay(api, api.get(f"/api/runs/{broken_run.id}/export/audit.jsonl").content).json()
+    replayed = all_events(api, body["id"])
+    unknown = next(e for e in replayed if e["type"] == "transition" and e["kind"] == "node-ready"
+                   and e["node"] == "node-2" and e["to"] == "Unknown")
+    url = f"/api/runs/{body['id']}/snapshot"
+    before, after = (api.get(f"{url}?t={t}").json() for t in (unknown["t"] - 0.001, unknown["t"] + 0.001))
+    assert (ready_of(before["snapshot"], "node-2"), ready_of(after["snapshot"], "node-2")) == ("True", "Unknown")
+    assert before["last_seq"] < unknown["seq"] <= after["last_seq"]  # the page reads the events after it
+    assert after["clock"] == {"t": round(unknown["t"] + 0.001, 6), "speed": 1.0, "paused": True}
+    end = api.get(url).json()["snapshot"]
+    evicted = [p for p in end["objects"]["pods"] if p["spec"].get("nodeName") == "node-2"]
+    assert evicted and all(p["metadata"].get("deletionTimestamp") for p in evicted)
+
+
 def test_metadata_level_records_still_draw_who_wrote_what(api, broken_run):
     exported = api.get(f"/api/runs/{broken_run.id}/export/audit.jsonl").content.splitlines()
     lines = []

@@ -12,8 +12,9 @@ from django.http import HttpRequest, HttpResponse
 
 from heartbeat_site.live import detail, replayer, seek
 from heartbeat_site.live.api.events import published_position
-from heartbeat_site.live.api.runs import get_simulated_run
+from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.errors import ApiError
+from heartbeat_site.observe import lookback
 
 
 def query_time(request: HttpRequest, reached: float) -> float:
@@ -34,9 +35,11 @@ def query_time(request: HttpRequest, reached: float) -> float:
 
 
 def snapshot(request: HttpRequest, run_id: str) -> HttpResponse:
-    run = get_simulated_run(run_id, "a snapshot at a past time")
+    run = get_run_or_404(run_id)
     reached, _ = published_position(run)
     reached = round(reached, 6)
     t = query_time(request, reached)
+    if not run.simulated:  # a real cluster's: its log's writes folded up to t (docs/observe.md, "Look-back")
+        return HttpResponse(lookback.snapshot_text(run, t), content_type="application/json")
     text = replayer.replay(seek.snapshot_text, run, t, reached, detail.is_node_level(run.node_count), t=t)
     return HttpResponse(text, content_type="application/json")
