@@ -49,7 +49,7 @@ def test_the_observed_cluster_is_drawn_and_said_to_be_real(browser, observing_st
     expect(page.locator("#cluster [data-node='node-2']").first).to_be_visible(timeout=30_000)
     expect(page.locator("#sequence g.row").first).to_be_attached(timeout=30_000)  # the watch's changes, drawn
     expect(page.locator("#btn-end")).to_be_visible()  # the trainer ends it
-    for hidden in ("#faults", "#btn-pause", "#btn-step", ".export-menu"):
+    for hidden in ("#faults", "#btn-pause", "#btn-step"):
         expect(page.locator(hidden)).to_be_hidden()
     assert not errors
 

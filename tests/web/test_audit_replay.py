@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from heartbeat_site.live import runstore
 from heartbeat_site.live.models import Run
@@ -76,7 +77,20 @@ def test_a_runs_own_audit_log_replays_its_key_transitions(api, broken_run):
     detail = api.get(f"/api/runs/{run.id}").json()
     assert (detail["kind"], detail["status"]) == ("audit-replay", "finished")
     assert runstore.read_snapshot(run.id)["snapshot"]["objects"]["nodes"] == []  # the page draws it all as it joins
-    assert api.get(f"/api/runs/{run.id}/export/summary.md").status_code == 409
+
+
+def test_a_replay_exports_its_log_and_its_audit_log_replays_again_the_same(api, broken_run):
+    body = replay(api, api.get(f"/api/runs/{broken_run.id}/export/audit.jsonl").content).json()
+    replayed = all_events(api, body["id"])
+    exported = api.get(f"/api/runs/{body['id']}/export/events.jsonl")
+    assert [json.loads(line) for line in exported.content.splitlines()] == replayed
+    again = replay(api, api.get(f"/api/runs/{body['id']}/export/audit.jsonl").content).json()
+    assert key_transitions(all_events(api, again["id"])) == key_transitions(replayed)
+    summary = api.get(f"/api/runs/{body['id']}/export/summary.md").content.decode()
+    assert "node-2     Ready True -> Unknown  [node-lifecycle-controller]" in summary
+    objects = yaml.safe_load(api.get(f"/api/runs/{body['id']}/export/objects.yaml").content)
+    assert ready_of({"objects": {"nodes": [o for o in objects["items"] if o["kind"] == "Node"]}}, "node-2") == "Unknown"
+    assert "node-2" in api.get(f"/api/runs/{body['id']}/export/sequence.mmd").content.decode()
 
 
 def ready_of(snapshot: dict, node: str) -> str | None:

@@ -8,10 +8,11 @@ from django.http import HttpRequest, HttpResponse
 
 from heartbeat_site.live import exports, replayer
 from heartbeat_site.live.api.events import published_position
-from heartbeat_site.live.api.runs import get_simulated_run
+from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.api.snapshots import query_time
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
+from heartbeat_site.observe import files
 
 CONTENT_TYPES = {  # one per name in exports.EXPORT_NAMES
     "summary.md": "text/markdown; charset=utf-8",
@@ -39,7 +40,7 @@ def query_seconds(request: HttpRequest, name: str, default: float) -> float:
 def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
     if name not in CONTENT_TYPES:
         raise ApiError(400, "unknown-export", f"no export named {name!r}; one of {', '.join(exports.EXPORT_NAMES)}")
-    run = get_simulated_run(run_id, "an export")
+    run = get_run_or_404(run_id)
     t, _last_seq = published_position(run)
     if name == "objects.yaml":
         if run.node_count > exports.MAX_OBJECTS_NODES:
@@ -47,7 +48,8 @@ def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
                            f"objects.yaml is made for clusters of up to {exports.MAX_OBJECTS_NODES} nodes, this run "
                            f"has {run.node_count}; read its objects with kubectl (docs/kubectl.md)")
         at = query_time(request, round(t, 6))
-        body = exports.cached(run, f"{name}?t={at}", lambda: exports.objects_yaml(run, at, reached=t))
+        body = exports.cached(run, f"{name}?t={at}", lambda: replayed_export(run, at, name, 0.0, at, None)
+                              if not run.simulated else exports.objects_yaml(run, at, reached=t))
         filename = f"run-{run.id}-objects-t{at:g}s.yaml"  # a class downloads several moments of one run
     else:
         start = query_seconds(request, "from", 0.0)
@@ -64,8 +66,11 @@ def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
 
 
 def replayed_export(run: Run, t: float, name: str, start: float, end: float, node: str | None) -> str:
-    """An export made of the run replayed to ``t`` (in the replay process: replayer.py)."""
+    """An export made of the run replayed to ``t`` (in the replay process: replayer.py); a real cluster's, made of
+    its event log (docs/observe.md)."""
     try:
+        if not run.simulated:
+            return files.export(run, name, t, start, end, node)
         return replayer.replay(exports.replayed_export, run, t, name, start, end, node, t=t)
     except exports.ExportError as exc:
         raise ApiError(400, "unknown-node", str(exc)) from None
