@@ -12,39 +12,58 @@ from django.http import HttpRequest, JsonResponse
 from heartbeat_site.live.api import links, runs
 from heartbeat_site.live.api.bodies import json_object
 from heartbeat_site.live.caps import check_run_caps, check_worker_capacity, client_key
+from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.fields import reject_unknown_keys
 from heartbeat_site.live.models import Run, RunKind
 from heartbeat_site.live.tokens import hash_token, new_token
 from heartbeat_site.observe import sealed
 from heartbeat_site.observe.access import check_allowed, target_from
 from heartbeat_site.observe.cluster import preflight
+from simulation.clock import parse_duration
 
-FIELDS = {"server", "token", "kubeconfig", "ca"}
+FIELDS = {"server", "token", "kubeconfig", "ca", "nodeMonitorGracePeriod"}
+MAX_GRACE = 3600.0  # as a scenario document's controllerManager.nodeMonitorGracePeriod (simulation/scenario.py)
 # An observation has no set length: it ends when its trainer stops it or nobody watches (HEARTBEAT_IDLE_SECONDS)
 OPEN_ENDED = 7 * 24 * 3600.0
 
 
-def observation_document(server: str, host: str) -> dict:
-    """What an observation's run row says about it (never a credential): its title and server."""
+def observation_document(server: str, host: str, grace: float | None) -> dict:
+    """What an observation's run row says about it (never a credential): its title, server, and the grace period
+    the trainer stated (None: the version's default is inferred)."""
     return {"name": "observation", "title": {"en": f"Observed cluster: {host}", "zh": f"观察中的集群：{host}"},
-            "observation": {"server": server}}
+            "observation": {"server": server, "nodeMonitorGracePeriod": grace}}
+
+
+def stated_grace(body: dict) -> float | None:
+    """``nodeMonitorGracePeriod``: the cluster's --node-monitor-grace-period when the trainer knows it (90, "40s")."""
+    value = body.get("nodeMonitorGracePeriod")
+    if value is None:
+        return None
+    try:
+        seconds = parse_duration(value)
+    except ValueError as exc:
+        raise ApiError(400, "bad-grace-period", f"nodeMonitorGracePeriod: {exc}") from None
+    if not 0 < seconds <= MAX_GRACE:
+        raise ApiError(400, "bad-grace-period", f"nodeMonitorGracePeriod: must be above 0 s and at most "
+                                                f"{MAX_GRACE:g} s, got {seconds:g} s")
+    return seconds
 
 
 def create(request: HttpRequest) -> JsonResponse:
     body = json_object(request)
     reject_unknown_keys(body, FIELDS)
     target = target_from(body)
+    grace = stated_grace(body)
     check_allowed(target)  # before any connection
     client = client_key(request)
     check_run_caps(client)
     check_worker_capacity(0)
     version = preflight(target)
     token = new_token()
+    document = observation_document(target.server, target.host, grace)
     run = Run.objects.create(
-        kind=RunKind.OBSERVATION, scenario_name="observation", document=observation_document(target.server,
-                                                                                               target.host),
-        seed=0, version=version, node_count=0, duration=OPEN_ENDED, speed=1.0, control_token_hash=hash_token(token),
-        client_key=client,
+        kind=RunKind.OBSERVATION, scenario_name="observation", document=document, seed=0, version=version,
+        node_count=0, duration=OPEN_ENDED, speed=1.0, control_token_hash=hash_token(token), client_key=client,
     )
     sealed.seal(run.id, target)
     try:

@@ -30,7 +30,7 @@ from heartbeat_site.live.publisher import Publisher
 from heartbeat_site.observe import sealed
 from heartbeat_site.observe.changes import Change, ChangeMapper, meta, rfc3339
 from heartbeat_site.observe.cluster import Connection, Seen, Watcher
-from heartbeat_site.observe.snapshot import grace_period, observed_snapshot
+from heartbeat_site.observe.snapshot import grace_of, observed_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class ObservationDriver:
         self.server = target.server
         self.connection = Connection(target)
         del target  # from here on the token is only in the client's configuration
-        self.grace = grace_period(run.version)
+        self.grace = grace_of(run)
         self.title = run.title
         Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, started_at=timezone.now())
         self.watcher = Watcher(self.connection, self.watching)

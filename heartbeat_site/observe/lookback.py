@@ -13,7 +13,7 @@ from heartbeat_site.live import frames, runstore
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
 from heartbeat_site.observe.changes import ChangeMapper
-from heartbeat_site.observe.snapshot import grace_period, observed_snapshot
+from heartbeat_site.observe.snapshot import grace_of, observed_snapshot
 
 CHUNK = 5000  # events read from the log per call
 
@@ -59,6 +59,6 @@ def _fold(mapper: ChangeMapper, event: dict) -> None:
 def _text(run: Run, mapper: ChangeMapper, t: float, zero: float | None) -> str:
     server = (run.document.get("observation") or {}).get("server", "")
     snapshot = observed_snapshot(mapper, t=t, wall=(zero or 0.0) + t, version=run.version,
-                                 grace=grace_period(run.version), title=run.title, server=server)
+                                 grace=grace_of(run), title=run.title, server=server)
     return frames.dumps(frames.snapshot_body(snapshot, {"t": round(t, 6), "speed": 1.0, "paused": True},
                                              mapper.seq))

@@ -5,6 +5,7 @@ the objects, with the defaults of the server's version, and said so (``inferred`
 
 from __future__ import annotations
 
+from heartbeat_site.live.models import Run
 from heartbeat_site.observe.changes import EVENTS_KEPT, ChangeMapper, meta, rfc3339
 from simulation.profiles import DEFAULT_VERSION, PROFILES
 
@@ -28,6 +29,12 @@ def grace_period(version: str) -> float:
         minor = int(version.split(".")[1]) if version.count(".") == 1 and version.split(".")[1].isdigit() else 0
         profile = PROFILES["1.27"] if 0 < minor < 27 else PROFILES[DEFAULT_VERSION]
     return profile.node_monitor_grace_period
+
+
+def grace_of(run: Run) -> float:
+    """The grace period a real cluster's run counts with: the one its trainer stated, else the version's default."""
+    stated = (run.document.get("observation") or {}).get("nodeMonitorGracePeriod")
+    return float(stated) if stated else grace_period(run.version)
 
 
 def observed_snapshot(mapper: ChangeMapper, *, t: float, wall: float, version: str, grace: float, title: dict,

@@ -24,6 +24,7 @@ from cryptography.x509.oid import NameOID
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.redis_client import get_redis
 from heartbeat_site.observe import sealed
+from heartbeat_site.observe.snapshot import grace_of
 
 pytestmark = pytest.mark.django_db
 
@@ -91,10 +92,16 @@ class FakeApiServer(BaseHTTPRequestHandler):
     """A Kubernetes API server's reads, empty: /version and the five lists; ``refuse`` answers 403 to one path."""
 
     refuse: str = ""
+    redirect: str = ""
 
     def do_GET(self) -> None:
         path = self.path.split("?")[0].rstrip("/")
-        if path == "/version":
+        if self.redirect:
+            self.send_response(302)
+            self.send_header("Location", f"{self.redirect}{self.path}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif path == "/version":
             self._send(200, {"major": "1", "minor": "31", "gitVersion": "v1.31.4"})
         elif self.refuse and path == self.refuse:
             self._send(403, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden",
@@ -115,8 +122,9 @@ class FakeApiServer(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def fake_cluster(refuse: str = "", tls: ssl.SSLContext | None = None) -> Iterator[str]:
-    with ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (FakeApiServer,), {"refuse": refuse})) as server:
+def fake_cluster(refuse: str = "", tls: ssl.SSLContext | None = None, redirect: str = "") -> Iterator[str]:
+    handler = type("Handler", (FakeApiServer,), {"refuse": refuse, "redirect": redirect})
+    with ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
         if tls is not None:
             server.socket = tls.wrap_socket(server.socket, server_side=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -126,15 +134,26 @@ def fake_cluster(refuse: str = "", tls: ssl.SSLContext | None = None) -> Iterato
             server.shutdown()
 
 
+def test_an_allowed_server_cannot_redirect_the_watch_elsewhere(api, observing):
+    with listening() as (port, accepted), fake_cluster(redirect=f"http://127.0.0.1:{port}") as server:
+        response = observe(api, {"server": server, "token": TOKEN})
+        with socket.create_connection(("127.0.0.1", port)) as probe:
+            assert accepted.get(timeout=10) == probe.getsockname()  # the first connection it saw: ours
+    assert response.status_code in (400, 502)
+    assert "302" in response.json()["message"]
+    assert not Run.objects.exists()
+
+
 def test_an_allowed_cluster_is_observed_with_its_token_sealed(api, observing, dispatched):
     with fake_cluster() as server:
-        response = observe(api, {"server": server, "token": TOKEN})
+        response = observe(api, {"server": server, "token": TOKEN, "nodeMonitorGracePeriod": "1m"})
     assert response.status_code == 201, response.json()
     body = response.json()
     assert body["kind"] == "observation" and body["run"]["kind"] == "observation"
     assert dispatched == [body["id"]]
     run = Run.objects.get(pk=body["id"])
     assert (run.kind, run.version) == ("observation", "1.31")
+    assert grace_of(run) == 60.0  # the trainer's, not 1.31's default 40 s
     assert TOKEN not in json.dumps(body) and TOKEN not in json.dumps(run.document)
     stored = get_redis().get(f"hb:run:{{{run.id}}}:sealed")
     assert stored and TOKEN not in stored  # encrypted on its way to the worker
@@ -207,6 +226,8 @@ def test_a_certificate_that_cannot_be_verified_asks_for_the_ca(api, observing, d
     ({"server": "https://127.0.0.1", "ca": "not a certificate"}, "bad-ca"),
     ({"token": TOKEN}, "missing-field"),
     ({"kubeconfig": "- a list"}, "bad-kubeconfig"),
+    ({"server": "https://127.0.0.1", "nodeMonitorGracePeriod": "soon"}, "bad-grace-period"),
+    ({"server": "https://127.0.0.1", "nodeMonitorGracePeriod": 0}, "bad-grace-period"),
 ])
 def test_bad_targets_are_named(api, observing, body, error):
     response = observe(api, body)

@@ -399,6 +399,9 @@ DOCUMENT: dict = {
                         "kubeconfig": {"type": "string", "description": "a kubeconfig (YAML): its current context's "
                                        "server, CA and token (bearer tokens only)"},
                         "ca": {"type": "string", "description": "PEM CA certificates to verify the server with"},
+                        "nodeMonitorGracePeriod": {"type": ["number", "string"], "description": "the cluster's "
+                                                   "--node-monitor-grace-period (90, \"40s\"), when known; else "
+                                                   "the version's default is inferred"},
                     },
                     "additionalProperties": False,
                     "anyOf": [{"required": ["server"]}, {"required": ["kubeconfig"]}],
@@ -411,6 +414,7 @@ DOCUMENT: dict = {
                     "unsupported-credentials": "a kubeconfig user with client certificates or an exec plugin",
                     "missing-field": "no server, in the body or the kubeconfig",
                     "cluster-refused": "the cluster refused the token (which resource it may not list)",
+                    "bad-grace-period": "a nodeMonitorGracePeriod that is no duration, or not in (0, 3600] s",
                 },
                 "responses": _real_cluster_run("watching", "observation", {
                     "viewer_url": {"type": "string"},
