@@ -126,3 +126,21 @@ def database_dump() -> str:
     with sqlite3.connect(name) as db:
         tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         return "\n".join(str(row) for table in tables for row in db.execute(f'SELECT * FROM "{table}"'))
+
+
+async def test_an_observation_whose_worker_died_ends_for_its_credentials_died_with_it(stack):
+    """Run last in this module: it replaces the stack's worker."""
+    stand_in = await new_run(stack.base, {**small_document(), "duration": "15m"}, speed=5)
+    status, observation = await ahttp("POST", f"{stack.base}/api/observations",
+                                      {"server": f"{stack.base}/k8s/runs/{stand_in['id']}", "token": "t-0"})
+    assert status == 201, observation
+    viewer = await Viewer.open(observation["ws_url"], "observer")
+    await viewer.until(is_inferred_lease_renewal("node-2"))
+    stack.kill_worker("w1")
+    stack.start_worker("w2")  # its watchdog takes the runs over: the observation has nothing to watch with
+    ended = await viewer.until_status(timeout=60)
+    assert ended["status"] == "failed"
+    assert "credentials lived only in its memory" in ended["reason"]
+    status, body = await ahttp("GET", f"{stack.base}/api/runs/{observation['id']}")
+    assert (body["status"], body["end_reason"]) == ("failed", ended["reason"])
+    await viewer.close()
