@@ -151,7 +151,7 @@ class ChangeMapper:
         else:
             store[key] = new
             if change.resource == "events" and len(store) > 2 * EVENTS_KEPT:
-                for stale in sorted(store, key=lambda k: _rv(store[k]))[:EVENTS_KEPT]:
+                for stale in sorted(store, key=lambda k: event_age(store[k]))[:EVENTS_KEPT]:
                     del store[stale]
         if old is None and new is None:
             return []
@@ -402,6 +402,12 @@ class ChangeMapper:
 
 def _rv(obj: dict) -> str:
     return str(meta(obj).get("resourceVersion") or "")
+
+
+def event_age(event: dict) -> tuple[str, str]:
+    """An Event's place among the others, oldest first: when it last happened, then its name."""
+    return str(event.get("lastTimestamp") or event.get("eventTime") or meta(event).get("creationTimestamp") or ""), \
+        str(meta(event).get("name"))
 
 
 def _status_changed(old: dict, new: dict) -> bool:

@@ -122,7 +122,7 @@ class ObservationDriver:
                 return "worker-stopping"
             if self.keeper.lost.is_set():
                 return "lease-lost"
-            if runstore.wait_inbox(self.run_id, next_tick - mono()) or mono() >= next_tick:
+            if runstore.wait_inbox(self.run_id, next_tick - mono()):  # a command was posted
                 self._take_commands()
             if self.stopped_by_trainer:
                 self._end(RunStatus.FINISHED, STOPPED_BY_TRAINER)

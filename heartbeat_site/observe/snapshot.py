@@ -6,7 +6,7 @@ the objects, with the defaults of the server's version, and said so (``inferred`
 from __future__ import annotations
 
 from heartbeat_site.live.models import Run
-from heartbeat_site.observe.changes import EVENTS_KEPT, ChangeMapper, meta, rfc3339
+from heartbeat_site.observe.changes import EVENTS_KEPT, ChangeMapper, event_age, meta, rfc3339
 from simulation.profiles import DEFAULT_VERSION, PROFILES
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -41,7 +41,7 @@ def observed_snapshot(mapper: ChangeMapper, *, t: float, wall: float, version: s
                       server: str) -> dict:
     objects = {resource: [mapper.objects[resource][key] for key in sorted(mapper.objects[resource])]
                for resource in ("nodes", "leases", "pods", "endpointslices")}
-    events = sorted(mapper.objects["events"].values(), key=lambda e: str(meta(e).get("resourceVersion")))
+    events = sorted(mapper.objects["events"].values(), key=event_age)
     nodes = {}
     for node in objects["nodes"]:
         name = str(meta(node).get("name"))

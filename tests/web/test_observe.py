@@ -24,7 +24,11 @@ from cryptography.x509.oid import NameOID
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.redis_client import get_redis
 from heartbeat_site.observe import sealed
+from heartbeat_site.observe.changes import RESOURCES, Change, ChangeMapper
 from heartbeat_site.observe.snapshot import grace_of
+from simulation import Simulation, load_scenario
+
+from .conftest import small_document
 
 pytestmark = pytest.mark.django_db
 
@@ -233,3 +237,28 @@ def test_bad_targets_are_named(api, observing, body, error):
     response = observe(api, body)
     assert (response.status_code, response.json()["error"]) == (400, error)
     assert TOKEN not in response.content.decode()
+
+
+def test_the_objects_of_a_run_alone_give_its_transitions_and_say_who_is_inferred():
+    """What a watch sees of a simulated run (each write's object, nothing else) mapped as an observation maps it:
+    the run's own transitions, but the node lifecycle controller's zone states, which no object holds."""
+    sim = Simulation(load_scenario({**small_document(), "duration": "7m"}))
+    sim.schedule_command({"action": "stop-kubelet", "node": "node-2"}, 25)
+    events = [event.to_dict() for event in sim.run_until(400)]
+    mapper = ChangeMapper()
+    observed = []
+    for event in events:
+        if event["type"] == "write" and event["code"] < 400 and event["resource"] in RESOURCES:
+            new = None if event["removed"] else event["object"]
+            observed += mapper.apply(Change(event["resource"], event["namespace"], event["name"], new, event["t"],
+                                            event["time"]))
+
+    def transitions(of: list[dict]) -> list[tuple]:
+        return [(e["kind"], e["node"], e["key"], e["effect"], json.dumps(e["to"]), e["pod"]) for e in of
+                if e["type"] == "transition" and e["kind"] != "zone-state"]
+
+    assert transitions(observed) == transitions(events)
+    assert all(e["inferred"] == ["component", "user", "verb"] for e in observed if e["type"] == "write")
+    unreachable = [e for e in observed if e["type"] == "transition" and e["kind"] == "taint-added"
+                   and e["node"] == "node-2" and e["key"] == "node.kubernetes.io/unreachable"]
+    assert len(unreachable) == 2 and {e["component"] for e in unreachable} == {"node-lifecycle-controller"}
