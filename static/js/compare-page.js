@@ -18,6 +18,7 @@ import { FrameScheduler } from "./frames.js";
 import { EventHistory } from "./history.js";
 import { makeTranslator, readJson } from "./i18n.js";
 import { nameOf, naturalCompare, zoneOf } from "./k8s.js";
+import { TimeAxis } from "./sequence/time-axis.js";
 import { SequenceView } from "./sequence/view.js";
 import { ObjectStore } from "./store.js";
 import { Classroom, lookBackIn } from "./lesson.js";
@@ -187,6 +188,7 @@ class ComparePage {
       tab: () => {}, where: () => ({ node: this.focus }) },
     document.querySelector("#follow-me"), document.querySelector("#follow-trainer"));
     this.sides = config.runs.map((run) => new Side(this, run, document.querySelector(`#side-${run.side}`)));
+    this.#oneTimeAxis();
     this.#controls();
     this.#sideTabs();
     this.#fetchRows();
@@ -271,6 +273,25 @@ class ComparePage {
       link.select();
     } catch (e) {
       setText($("#recipe-error"), e.message);
+    }
+  }
+
+  /**
+   * The two sequence diagrams on one time axis (sequence/time-axis.js): the same virtual second at the same
+   * height in both, and scrolled together, so that side by side a row of side a faces what side b did then.
+   */
+  #oneTimeAxis() {
+    const axis = new TimeAxis(Object.fromEntries(this.sides.map((side) => [side.key, side.sequence.model])));
+    for (const side of this.sides) side.sequence.setAxis(axis, side.key);
+    const scrollers = this.sides.map((side) => side.sequence.scroller);
+    for (const scroller of scrollers) {
+      scroller.addEventListener("scroll", () => {
+        for (const other of scrollers) {
+          if (other !== scroller && Math.abs(other.scrollTop - scroller.scrollTop) >= 1) {
+            other.scrollTop = scroller.scrollTop;
+          }
+        }
+      }, { passive: true });
     }
   }
 

@@ -102,6 +102,8 @@ def test_the_viewer_page_in_chinese_and_on_a_phone(browser, stack, artifacts, of
     expect(phone.locator('#differences .diff-row[data-kind="node-ready"]')).to_be_visible(timeout=30_000)
     phone.mouse.wheel(0, 600)
     expect(phone.locator("#differences")).to_be_in_viewport()  # it stays on top while the side scrolls
+    expect(phone.locator(".side-tabs")).to_be_in_viewport()  # and so do the tabs: which side this is
+    assert phone.locator("#differences").bounding_box()["y"] < phone.locator(".side-tabs").bounding_box()["y"]
     shot(phone, artifacts, "compare-phone-en")
     assert not page.errors and not phone.errors
 
@@ -134,3 +136,48 @@ def test_a_page_opened_before_the_cluster_is_up_focuses_node_2_once_it_comes(bro
     page.wait_for_function("window.heartbeat.sides.every((s) => s.faults.length === 1)", timeout=60_000)
     assert page.evaluate("window.heartbeat.sides.map((s) => s.faults[0].node)") == ["node-2", "node-2"]
     assert not page.errors and not page.console_errors
+
+
+# Each side's drawn rows: virtual second -> the height on the screen of its first row in that second.
+SECOND_TOPS = """() => window.heartbeat.sides.map((side) => {
+  const tops = {};
+  for (const item of side.sequence.drawn.values()) {
+    const second = Math.floor(item.row.t);
+    const top = item.g.querySelector("rect.hit").getBoundingClientRect().top;
+    tops[second] = Math.min(tops[second] ?? Infinity, Math.round(top));
+  }
+  return tops;
+})"""
+
+
+def test_both_sequence_diagrams_share_one_time_axis(browser, stack, artifacts, offsite):
+    comparison = create(stack)
+    page = open_page(browser, comparison["url"], offsite, viewport=(1920, 1080))
+    page.wait_for_function(SIDE_NODES)
+    page.wait_for_function("window.heartbeat.sides.every((s) => s.clock.now() > 30)")
+    status, answer = http("POST", f"{stack.base}/api/comparisons/{comparison['id']}/commands",
+                          {"action": "stop-kubelet", "node": "node-2"}, token=comparison["control_token"])
+    assert status == 202, answer
+    # past side b's NotReady (10 s after side a's): side a has made writes side b made later
+    expect(page.locator('#differences .diff-row[data-kind="node-ready"] .diff-b')).not_to_contain_text(
+        "not yet", timeout=60_000)
+    page.locator("#btn-pause").click()
+    page.wait_for_function("window.heartbeat.sides.every((s) => s.clock.paused)")
+    # the sides' rows part ways: the same row number is another virtual second on each side
+    times = page.evaluate("window.heartbeat.sides.map((s) => Array.from({length: s.sequence.model.length},"
+                          " (_, i) => Math.floor(s.sequence.model.tAt(i))))")
+    assert any(x != y for x, y in zip(*times, strict=False)), times
+    a, b = page.evaluate(SECOND_TOPS)
+    shared = sorted(set(a) & set(b), key=int)
+    assert len(shared) >= 5, (a, b)
+    # every second that both diagrams show starts at the same height in both
+    assert [a[s] for s in shared] == [b[s] for s in shared]
+    # scrolled back on one side, the other follows: the same seconds stay face to face
+    page.locator("#side-a .seq-scroll").evaluate("(el) => { el.scrollTop = Math.max(0, el.scrollTop - 300); }")
+    page.wait_for_function("() => { const [a, b] = window.heartbeat.sides.map((s) => s.sequence.scroller.scrollTop);"
+                           " return Math.abs(a - b) < 1; }")
+    # (the rows scrolled into view are drawn by the page's next pass)
+    page.wait_for_function(f"() => {{ const [a, b] = ({SECOND_TOPS})(); const shared = Object.keys(a)"
+                           ".filter((s) => s in b); return shared.length > 0 && shared.every((s) => a[s] === b[s]); }")
+    shot(page, artifacts, "compare-time-axis-desktop")
+    assert not page.errors

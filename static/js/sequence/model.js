@@ -159,6 +159,7 @@ export class SequenceModel {
     this.seqs = new Float64Array(history.capacity);
     this.length = 0;
     this.dropped = 0; // rows discarded since the start: the view keeps its scroll position with it
+    this.generation = 0; // counts the changes to the rows (a comparison's time axis places them again then)
   }
 
   /** Adds the row of an event just added to the history; returns the row, or null if it has none. */
@@ -167,6 +168,7 @@ export class SequenceModel {
     if (!row) return null;
     this.#forget();
     this.seqs[this.length++] = event.seq;
+    this.generation++;
     return row;
   }
 
@@ -187,6 +189,7 @@ export class SequenceModel {
     this.focus = focus;
     this.length = 0;
     this.dropped = 0;
+    this.generation++;
     for (let i = 0; i < this.history.length; i++) {
       if (rowFor(this.history.at(i), focus, this.aggregate, this.lanes)) this.seqs[this.length++] = this.history.seq[i];
     }
@@ -194,6 +197,11 @@ export class SequenceModel {
 
   seqAt(i) {
     return this.seqs[i];
+  }
+
+  /** The virtual time of row `i` (undefined when the history let its event go). */
+  tAt(i) {
+    return i >= 0 && i < this.length ? this.history.get(this.seqs[i])?.t : undefined;
   }
 
   /** The row at index `i`, made from its event in the history. */

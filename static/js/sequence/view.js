@@ -78,6 +78,9 @@ export class SequenceView {
     this.arriving = new Map(); // seq -> {g, row, arrivedAt, line, x1, x2, head, label, gutter}
     this.fresh = new Set(); // seqs of rows that arrived while following, not drawn yet
     this.arrivedAt = new Map(); // seq -> when its row was first drawn (for the last FRESH_MS)
+    this.axis = null; // a time axis shared with another diagram (setAxis), else rows one after the other
+    this.axisKey = null;
+    this.axisSeen = -1;
     this.scroller.addEventListener("scroll", () => {
       const top = this.scroller.scrollTop;
       if (Math.abs(top - this.top) < 1) return; // the scroll the view made itself
@@ -243,6 +246,30 @@ export class SequenceView {
     this.request();
   }
 
+  /**
+   * Rows placed on a time axis shared with another diagram (time-axis.js: the comparison page's two sides), the
+   * same virtual second at the same height in both, instead of one after the other. `key`: this side's.
+   */
+  setAxis(axis, key) {
+    this.axis = axis;
+    this.axisKey = key;
+    this.axisSeen = -1;
+    this.#clear();
+    this.dirty = true;
+    this.request();
+  }
+
+  /** The height of row `i`, in rows. */
+  #slot(i) {
+    return this.axis ? this.axis.slot(this.axisKey, i) : i;
+  }
+
+  /** The height of every row, in rows. */
+  #slots() {
+    this.axis?.update();
+    return this.axis ? this.axis.total : this.model.length;
+  }
+
   /** Appends the rows of newly arrived events; they are drawn by the next frame pass. */
   append(events, { fresh = true } = {}) {
     const added = [];
@@ -275,7 +302,7 @@ export class SequenceView {
    */
   scrollToLive() {
     if (!this.follow) return;
-    this.#sizeTo(this.model.length);
+    this.#sizeTo(this.#slots());
     this.#scrollTo(this.#liveTop());
   }
 
@@ -310,6 +337,13 @@ export class SequenceView {
       this.newRows = null;
     }
     for (const [seq, at] of this.arrivedAt) if (now - at >= FRESH_MS) this.arrivedAt.delete(seq);
+    if (this.axis) { // the other side's rows may have moved this side's
+      this.axis.update();
+      if (this.axis.version !== this.axisSeen) {
+        this.axisSeen = this.axis.version;
+        this.dirty = true;
+      }
+    }
     if (this.dirty) {
       this.dirty = false;
       this.#window(now);
@@ -330,7 +364,7 @@ export class SequenceView {
 
   #window(now) {
     const model = this.model;
-    this.#sizeTo(model.length);
+    this.#sizeTo(this.#slots());
     if (this.model.dropped !== this.droppedSeen) {
       // The oldest chunk left the scroll-back buffer: every row moves up (drawn again, once per
       // chunk), and the user's view stays where it was.
@@ -341,11 +375,14 @@ export class SequenceView {
     }
     const top = this.follow ? this.#liveTop() : this.top;
     const rowH = this.geo.rowH;
-    const first = Math.max(0, Math.floor(top / rowH) - OVERSCAN);
-    const last = Math.min(model.length, Math.ceil((top + this.viewHeight) / rowH) + 1);
-    // Rows that left the window go, with their block when it is empty.
+    const firstSlot = Math.max(0, Math.floor(top / rowH) - OVERSCAN);
+    const lastSlot = Math.ceil((top + this.viewHeight) / rowH) + 1;
+    const [first, last] = this.axis ? this.axis.rowsIn(this.axisKey, firstSlot, lastSlot)
+      : [firstSlot, Math.min(model.length, lastSlot)];
+    // Rows that left the window (or moved on the time axis) go, with their block when it is empty.
     for (const [seq, item] of this.drawn) {
-      if (item.index >= first && item.index < last && model.seqAt(item.index) === seq) continue;
+      if (item.index >= first && item.index < last && model.seqAt(item.index) === seq
+        && item.slot === this.#slot(item.index)) continue;
       item.g.remove();
       this.drawn.delete(seq);
       const block = this.blocks.get(item.block);
@@ -359,12 +396,13 @@ export class SequenceView {
       if (this.drawn.has(model.seqAt(i))) continue;
       const row = model.row(i);
       if (!row) continue;
-      const b = Math.floor(i / BLOCK);
+      const slot = this.#slot(i);
+      const b = Math.floor(slot / BLOCK);
       const block = this.#block(b);
       const g = this.d3.select(block.svg).append("g");
-      this.drawRow(g, row, now, (i - b * BLOCK) * rowH);
+      this.drawRow(g, row, now, (slot - b * BLOCK) * rowH);
       block.rows.add(row.seq);
-      this.drawn.set(row.seq, { g: g.node(), row, index: i, block: b });
+      this.drawn.set(row.seq, { g: g.node(), row, index: i, slot, block: b });
     }
   }
 
