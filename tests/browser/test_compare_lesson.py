@@ -103,6 +103,8 @@ def test_the_versions_lesson_on_the_comparison_page(browser, stack, artifacts, o
     phone.locator(".question-card .qc-hide").click()  # the card folded away: the bar and the sides
     expect(phone.locator("#question-layer")).to_be_hidden()
     shot(phone, artifacts, f"compare-lesson-{lang}-phone-bar")
+    # the step's text wraps within the screen, a Kubernetes source path it cites too
+    assert phone.locator("#lesson-bar .lb-text").evaluate("(el) => el.scrollWidth <= el.clientWidth")
     # an evidence's "Why?" shows its node, on the side it happened on
     phone.evaluate("window.heartbeat.showEvidence({type: 'transition', kind: 'node-ready', node: 'node-2', side: 'b'})")
     expect(phone.locator("#side-b")).to_be_visible()
