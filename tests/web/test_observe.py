@@ -24,7 +24,9 @@ from cryptography.x509.oid import NameOID
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.redis_client import get_redis
 from heartbeat_site.observe import sealed
+from heartbeat_site.observe.access import Target
 from heartbeat_site.observe.changes import RESOURCES, Change, ChangeMapper
+from heartbeat_site.observe.cluster import Connection, Seen, Watcher
 from heartbeat_site.observe.snapshot import grace_of
 from simulation import Simulation, load_scenario
 
@@ -262,3 +264,63 @@ def test_the_objects_of_a_run_alone_give_its_transitions_and_say_who_is_inferred
     unreachable = [e for e in observed if e["type"] == "transition" and e["kind"] == "taint-added"
                    and e["node"] == "node-2" and e["key"] == "node.kubernetes.io/unreachable"]
     assert len(unreachable) == 2 and {e["component"] for e in unreachable} == {"node-lifecycle-controller"}
+
+
+class WatchedApiServer(FakeApiServer):
+    """Lists and watches as a real API server: nodes' first watch delivers a change then expires (410 Gone), pods
+    fail once (500), events are forbidden (403), every other list is empty and every other watch ends at once."""
+
+    calls: list[str]
+
+    def do_GET(self) -> None:
+        path, _, query = self.path.partition("?")
+        watching = "watch=true" in query.lower() or "watch=1" in query
+        self.calls.append(f"{'watch' if watching else 'list'} {path}")
+        count = self.calls.count(self.calls[-1])
+        if path == "/api/v1/events":
+            self._send(403, {"kind": "Status", "code": 403, "reason": "Forbidden", "message": "forbidden"})
+        elif path == "/api/v1/pods" and not watching and count == 1:
+            self._send(500, {"kind": "Status", "code": 500, "message": "etcdserver: request timed out"})
+        elif watching:
+            lines = []
+            if path == "/api/v1/nodes" and count == 1:
+                node = {"metadata": {"name": "node-b", "resourceVersion": "6"}, "status": {"conditions": []}}
+                lines = [{"type": "ADDED", "object": node},
+                         {"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "too old"}}]
+            data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        else:
+            items = [{"metadata": {"name": "node-a", "resourceVersion": "5"}}] if path == "/api/v1/nodes" else []
+            self._send(200, {"kind": "List", "metadata": {"resourceVersion": "5"}, "items": items})
+
+
+def test_the_watcher_lists_watches_lists_again_when_expired_and_backs_off():
+    handler = type("Handler", (WatchedApiServer,), {"calls": []})
+    seen: list[Seen] = []
+    with ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        stop = threading.Event()
+        target = Target(server=f"http://127.0.0.1:{server.server_address[1]}", token=TOKEN, ca=None,
+                        host="127.0.0.1")
+        watcher = Watcher(Connection(target), stop)
+        watcher.start()
+        try:
+            while not (sum(1 for s in seen if s.kind == "listed" and s.resource == "nodes") >= 2
+                       and any(s.kind == "listed" and s.resource == "pods" for s in seen)
+                       and any(s.resource == "events" for s in seen)):
+                seen.append(watcher.seen.get(timeout=10))
+        finally:
+            stop.set()
+            server.shutdown()
+    nodes = [s for s in seen if s.resource == "nodes"]
+    assert [s.kind for s in nodes[:3]] == ["listed", "changed", "listed"]  # 410 Gone: listed again
+    assert nodes[1].obj["metadata"]["name"] == "node-b"
+    pods = [s for s in seen if s.resource == "pods"]
+    assert (pods[0].kind, pods[0].fatal, pods[1].kind) == ("problem", False, "listed")  # retried after a pause
+    assert "answered 500" in pods[0].message
+    events = next(s for s in seen if s.resource == "events")
+    assert events.fatal and "may not list or watch events (all namespaces)" in events.message
