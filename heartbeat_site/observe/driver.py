@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from heartbeat_site.live import frames, runstore
+from heartbeat_site.live import fencing, frames, runstore
 from heartbeat_site.live.driver import QUIET_CLOCK_SECONDS, STOPPED_BY_TRAINER, guarded
 from heartbeat_site.live.models import ACTIVE_STATUSES, Command, CommandStatus, Run, RunStatus
 from heartbeat_site.live.publisher import Publisher
@@ -54,6 +54,7 @@ class ObservationDriver:
         self.published_seq = 0
         self.watching = threading.Event()  # set to end the watcher's threads
         self.connection: Connection | None = None
+        self.fence: fencing.Fence | None = None
         self.stopped_by_trainer = False
         self.problem = ""
         self.publisher = Publisher(run_id)
@@ -80,7 +81,9 @@ class ObservationDriver:
         close_old_connections()
 
     def _drive(self) -> str:
-        run = Run.objects.filter(pk=self.run_id).first()
+        # the run's database row is this driver's from here on, fenced as a simulated run's (fencing.py)
+        self.fence = fencing.take(self.run_id)
+        run = Run.objects.filter(pk=self.run_id).first() if self.fence is not None else None
         if run is None or run.status not in ACTIVE_STATUSES:
             runstore.mark_inactive(self.run_id)
             return "ended"
@@ -97,7 +100,7 @@ class ObservationDriver:
         del target  # from here on the token is only in the client's configuration
         self.grace = grace_of(run)
         self.title = run.title
-        Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, started_at=timezone.now())
+        self._update_run(status=RunStatus.RUNNING, started_at=timezone.now())
         self.watcher = Watcher(self.connection, self.watching)
         self.watcher.start()
         if not self.lease.publish([], self._state()):
@@ -182,8 +185,9 @@ class ObservationDriver:
                 Command.objects.filter(pk=command.pk).update(status=CommandStatus.REJECTED, error=ONLY_STOP)
                 runstore.send_ack(self.run_id, command.seq, {"status": "rejected", "error": ONLY_STOP})
                 continue
-            claimed = Command.objects.filter(pk=command.pk, status=CommandStatus.PENDING).update(
-                at=at, status=CommandStatus.APPLIED, applied_at=timezone.now())
+            with self.fence.held() if self.fence is not None else contextlib.nullcontext():
+                claimed = Command.objects.filter(pk=command.pk, status=CommandStatus.PENDING).update(
+                    at=at, status=CommandStatus.APPLIED, applied_at=timezone.now())
             if claimed:
                 self.stopped_by_trainer = True
                 runstore.send_ack(self.run_id, command.seq, {"status": "applied", "at": at, "clock": self._clock()})
@@ -198,7 +202,7 @@ class ObservationDriver:
                 self._end(RunStatus.IDLE, f"nobody watched for {self.idle_seconds:g} s")
                 return "idle"
         if now - self.last_save >= SAVE_SECONDS:
-            Run.objects.filter(pk=self.run_id).update(t_reached=self.now(), last_seq=self.published_seq)
+            self._update_run(t_reached=self.now(), last_seq=self.published_seq)
             self.last_save = now
         if self.published_seq > self.snapshot_seq and now - self.last_snapshot >= SNAPSHOT_SECONDS:
             self._store_snapshot()
@@ -207,6 +211,12 @@ class ObservationDriver:
         return None
 
     # -- publishing (as heartbeat_site/live/driver.py does) -------------------------------------
+
+    def _update_run(self, **fields: object) -> None:
+        """The run's row, while this driver still holds it (``fencing.Deposed`` otherwise, which ``guarded`` ends
+        the driver on)."""
+        if self.fence is not None:
+            self.fence.update_run(**fields)
 
     def _clock(self) -> dict:
         return {"t": self.now(), "speed": 1.0, "paused": False}
@@ -251,8 +261,8 @@ class ObservationDriver:
         self._flush()
         t = self.now()
         clock = {"t": t, "speed": 1.0, "paused": True}
-        Run.objects.filter(pk=self.run_id).update(status=status, end_reason=reason[:200], ended_at=timezone.now(),
-                                                  t_reached=t, last_seq=self.published_seq, paused=True)
+        self._update_run(status=status, end_reason=reason[:200], ended_at=timezone.now(), t_reached=t,
+                         last_seq=self.published_seq, paused=True)
         self.lease.publish([], {**self._state(status), "paused": 1})
         if self.connection is not None:  # a worker that never watched keeps the snapshot its predecessor left
             self._store_snapshot()
@@ -261,8 +271,8 @@ class ObservationDriver:
         log.info("observation %s ended (%s): %s", self.run_id, status, reason)
 
     def _fail(self, reason: str) -> None:
-        Run.objects.filter(pk=self.run_id).update(status=RunStatus.FAILED, end_reason=reason[:200],
-                                                  ended_at=timezone.now())
+        with contextlib.suppress(fencing.Deposed):  # another driver has the run: its word stands
+            self._update_run(status=RunStatus.FAILED, end_reason=reason[:200], ended_at=timezone.now())
         runstore.mark_inactive(self.run_id)
         message = frames.status_message(RunStatus.FAILED, reason, {}, self.published_seq)
         with contextlib.suppress(Exception):
