@@ -89,7 +89,8 @@ def test_the_observe_page_starts_either_and_names_a_refusal(browser, observing_s
     stack = observing_stack
     stand_in = create_run(stack, speed=20)
     page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
-    page.goto(f"{stack.base}/observe/")
+    page.goto(f"{stack.base}/")
+    page.get_by_role("link", name="Your own cluster in the same diagrams").click()
     watch = page.locator("#observe-form")
     watch.locator("input[name=server]").fill("https://10.1.2.3:6443")
     watch.locator("button[type=submit]").click()
