@@ -84,6 +84,14 @@ def schedule_new_commands(sim: Simulation, scheduled: set[int], commands: list[C
     return True
 
 
+def has_checkpoints(run_id: str) -> bool:
+    """Whether the run has checkpoints to look back from (False when Redis cannot say)."""
+    try:
+        return bool(runstore.checkpoint_positions(run_id))
+    except (redis.RedisError, OSError):
+        return False
+
+
 def beyond(now: float | None) -> float:
     """Where a checkpoint must be to be worth restoring instead of continuing a simulation at ``now`` (None:
     the caller has none, any checkpoint beats a replay from 0)."""

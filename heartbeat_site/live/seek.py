@@ -1,21 +1,18 @@
 """A run's state at any virtual time, for replays: ``GET /api/runs/<id>/snapshot?t=<seconds>``.
 
-A Simulation only goes forward, and it cannot be copied or pickled (its components are generator
-processes), so the checkpoints here are live simulations parked at virtual times: a seek continues
-the latest one at or before the target, and rebuilds from virtual time 0 (document, seed, applied
-commands: replay.py) only when every parked one is past it. After a seek, a background thread
-parks fresh simulations at the checkpoints ``k * reached / CHECKPOINTS`` that no parked one
-covers, so that the next seek, backwards as well, continues one at most a quarter of the run
-behind (bench/seek_bench.py: a 15-minute, 180-node run).
+A seek starts from the run's latest checkpoint at or before the target (the series its drivers left in Redis,
+kept with an ended run's retention: lookback.py), so that no seek, however far into a long run, replays from
+virtual time 0. A process also keeps the simulations it used, parked at their virtual times: a seek continues
+the latest one at or before the target when no checkpoint is ahead of it by more than a restore is worth.
+Without either (a run with no checkpoints: its Redis retention over, checkpoints off, a comparison's side) it
+rebuilds from virtual time 0 (document, seed, applied commands: replay.py), and a background thread then parks
+fresh simulations at ``k * reached / CHECKPOINTS`` that no parked one covers, so that the next seek, backwards
+as well, continues one at most a quarter of the run behind (bench/seek_bench.py: a 15-minute, 180-node run).
 
 Memory is bounded by the nodes of the parked simulations (``MAX_PARKED_NODES`` for the process,
 about 30 kB a node) and their number per run; runs too large for a set of checkpoints keep only
 the simulation last used. Determinism (docs/simulation-api.md) makes a continued simulation give
 the very snapshot a fresh one run to the same time gives.
-
-The run's own checkpoints (the series its drivers left in Redis, kept with an ended run's retention:
-lookback.py) come first: the latest at or before the target is restored when no parked simulation is
-nearer than a restore is worth, so that no seek, however far into a long run, replays from virtual time 0.
 """
 
 from __future__ import annotations
@@ -188,8 +185,10 @@ def missing_checkpoints(parked: list[float], reached: float) -> list[float]:
 
 
 def _warm(run: Run, commands: list[Command], reached: float) -> None:
-    """Park simulations at the missing checkpoints, in a background thread (one per run at a time)."""
-    if reached <= 0 or run.node_count * MAX_PARKED_PER_RUN > MAX_PARKED_NODES:
+    """Park simulations at the missing checkpoints, in a background thread (one per run at a time). Not for a
+    run with checkpoints of its own in Redis: a restore serves any seek as well, and building these from 0
+    competes with the seeks for the process's CPU (bench/README.md, "Look-back")."""
+    if reached <= 0 or run.node_count * MAX_PARKED_PER_RUN > MAX_PARKED_NODES or lookback.has_checkpoints(run.id):
         return
     with _lock:
         running = _warming.get(run.id)

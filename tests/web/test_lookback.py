@@ -108,6 +108,14 @@ def test_a_seek_far_into_the_run_continues_the_checkpoint_before_it(client, ende
     assert restores == [420.0, 120.0]
 
 
+def test_after_a_seek_of_a_run_with_checkpoints_no_simulation_is_built_from_0(client, ended_run):
+    """The background parking of simulations from 0 (seek.py) is for runs without checkpoints: with them, it
+    would only compete with the seeks for the CPU."""
+    seek_to(client, ended_run, 430.0)
+    seek.wait_warm(ended_run.id, timeout=60)
+    assert seek.parked_times(ended_run.id) == [430.0]
+
+
 def test_a_replayed_event_page_starts_from_the_checkpoint_before_it(client, ended_run, restores):
     sim = Simulation(load_scenario(ended_run.document), seed=ended_run.seed)
     sim.schedule_command(FAULT, FAULT_AT)
