@@ -17,10 +17,12 @@ checkpoints (``HEARTBEAT_CHECKPOINT_SECONDS``, default) and once without (``0``:
 - kill -> first frame: from the kill to the viewer's first frame from the heir (the lease lapsing,
   ``LEASE_TTL``, is part of it);
 - rebuild: the heir's own time to continue the checkpoint (or replay from 0) to the published position;
-- the checkpoints' size and write time (in the process beside the driver), from the first worker's log.
+- the checkpoints' size and write time (in the process beside the driver), from the first worker's log,
+  and the driver's longest interval between two slices (a frame goes out each slice) since the previous
+  checkpoint, as each checkpoint's log line says.
 
     python bench/recovery_bench.py [--sizes 3,1000] [--outage 5]
-    python bench/recovery_bench.py --takeover 1000:5,1000:15,5000:15 [--speed 20]
+    python bench/recovery_bench.py --takeover 1000:5,1000:15,5000:15 [--speed 20] [--only-checkpoints]
 """
 
 from __future__ import annotations
@@ -167,7 +169,8 @@ async def measure(base: str, redis, nodes: int, outage: float) -> dict:
 
 TAKEOVER_SPEED = 20.0
 LEASE_TTL = 2.0
-CHECKPOINT_LINE = re.compile(r"checkpoint at t=([\d.]+) s \(seq \d+\): ([\d.]+) s, (\d+) bytes")
+CHECKPOINT_LINE = re.compile(r"checkpoint at t=([\d.]+) s \(seq \d+\): ([\d.]+) s, (\d+) bytes"
+                             r"(?:; the driver's longest slice interval meanwhile ([\d.]+) s)?")
 REBUILD_LINE = re.compile(r"(continued its checkpoint at t=([\d.]+) s|replayed from 0) .*to t=([\d.]+) s in ([\d.]+) s")
 
 
@@ -202,7 +205,7 @@ async def measure_takeover(base: str, nodes: int, minutes: float, speed: float, 
             "first_frame_s": round(first - killed, 2) if first else None}
 
 
-def takeover(workdir: Path, cases: list[tuple[int, float]], speed: float) -> None:
+def takeover(workdir: Path, cases: list[tuple[int, float]], speed: float, modes: tuple[bool, ...]) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heartbeat_site.settings")
     import django
     from django.conf import settings
@@ -210,7 +213,7 @@ def takeover(workdir: Path, cases: list[tuple[int, float]], speed: float) -> Non
     django.setup()  # runstore reads the lease holder in the Redis of each case (settings.REDIS_URL)
     results = []
     for nodes, minutes in cases:
-        for checkpoints in (True, False):
+        for checkpoints in modes:
             redis = start_embedded()
             settings.REDIS_URL = redis.url
             tag = f"{nodes}-{minutes:g}-{'ckpt' if checkpoints else 'replay'}"
@@ -250,8 +253,9 @@ def takeover(workdir: Path, cases: list[tuple[int, float]], speed: float) -> Non
     print(f"\ntakeover benchmark: runs at up to {speed:g}x, lease TTL {LEASE_TTL:g} s, the driving worker "
           f"killed with SIGKILL, {os.cpu_count()} cores, load {load[0]:.1f} (logs: {workdir})")
     print("| nodes | age (virtual) | heir starts from | kill -> first frame | heir's rebuild | checkpoint size | "
-          "checkpoint write (beside the driver) | longest frame gap before the kill |")
-    print("|---|---|---|---|---|---|---|---|")
+          "checkpoint write (beside the driver) | longest frame gap before the kill | "
+          "the driver's longest slice interval (checkpoints beside it) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
         rebuilt = r["rebuilt"]
         start = "no checkpoint: replay from 0"
@@ -259,13 +263,15 @@ def takeover(workdir: Path, cases: list[tuple[int, float]], speed: float) -> Non
             start = f"checkpoint at {float(rebuilt[1]) / 60:.1f} min"
         rebuild = f"{float(rebuilt[3]):.2f} s" if rebuilt else "?"
         first = f"{r['first_frame_s']:.2f} s" if r["first_frame_s"] is not None else "none within 300 s"
-        sizes = [int(b) for _, _, b in r["written"]]
-        times = [float(s) for _, s, _ in r["written"]]
+        sizes = [int(b) for _, _, b, _ in r["written"]]
+        times = [float(s) for _, s, _, _ in r["written"]]
+        slices = [float(g) for _, _, _, g in r["written"] if g]
         size = f"{max(sizes) / 1e6:.1f} MB" if sizes else ""
         write = f"{min(times):.2f} to {max(times):.2f} s ({len(times)})" if times else ""
         gap = f"{r['max_frame_gap_s']:.2f} s" if r["max_frame_gap_s"] is not None else ""
+        interval = f"{max(slices):.2f} s" if slices else ""
         age = f"{r['age'] / 60:.1f} min"
-        print(f"| {r['nodes']:,} | {age} | {start} | {first} | {rebuild} | {size} | {write} | {gap} |")
+        print(f"| {r['nodes']:,} | {age} | {start} | {first} | {rebuild} | {size} | {write} | {gap} | {interval} |")
 
 
 def main() -> None:
@@ -275,11 +281,13 @@ def main() -> None:
     parser.add_argument("--takeover", default="",
                         help="nodes:minutes,... (a worker killed, with and without checkpoints)")
     parser.add_argument("--speed", type=float, default=TAKEOVER_SPEED, help="the runs' speed with --takeover")
+    parser.add_argument("--only-checkpoints", action="store_true",
+                        help="with --takeover: not the second run without checkpoints (the heir replays from 0)")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="heartbeat-recovery-"))
     if args.takeover:
         cases = [(int(n), float(m)) for n, m in (case.split(":") for case in args.takeover.split(","))]
-        takeover(workdir, cases, args.speed)
+        takeover(workdir, cases, args.speed, (True,) if args.only_checkpoints else (True, False))
         return
     results = []
     for nodes in (int(n) for n in args.sizes.split(",")):

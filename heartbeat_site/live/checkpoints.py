@@ -56,6 +56,8 @@ class Checkpointer:
         self.last: dict[str, Any] | None = None  # the last checkpoint written (or refused), as reported
         self._process: BaseProcess | None = None
         self._conn: Connection | None = None
+        self._last_slice = 0.0  # when the driver last called ``collect``
+        self._slice_gap = 0.0  # the longest interval between two calls since the process's last report
 
     def due(self, t: float) -> bool:
         return self.every > 0 and t >= self.next_t
@@ -79,7 +81,14 @@ class Checkpointer:
         self.collect()
 
     def collect(self, wait: float = 0.0) -> None:
-        """Take the checkpoint process's reports (waiting up to ``wait`` seconds for one)."""
+        """Take the checkpoint process's reports (waiting up to ``wait`` seconds for one). The driver calls it
+        every slice: the longest interval between two calls since the last report is how long its frames
+        waited at most while the process followed the run and wrote that checkpoint, reported with it
+        (bench/recovery_bench.py reads it)."""
+        now = time.monotonic()
+        if self._conn is not None and self._last_slice:
+            self._slice_gap = max(self._slice_gap, now - self._last_slice)
+        self._last_slice = now
         conn = self._conn
         try:
             while conn is not None and conn.poll(wait):
@@ -100,6 +109,7 @@ class Checkpointer:
             if left <= 0:
                 log.warning("run %s: its last checkpoint was not written within %g s", self.run.pk, FINAL_WAIT)
                 return
+            self._last_slice = 0.0  # the driver waits here, no slice is held up
             self.collect(wait=left)
 
     def close(self) -> None:
@@ -131,8 +141,12 @@ class Checkpointer:
 
     def _report(self, report: dict[str, Any]) -> None:
         self.last = report
+        gap = ""
+        if self._conn is not None:  # from the process: the driver went on meanwhile
+            gap = f"; the driver's longest slice interval meanwhile {self._slice_gap:.2f} s"
+            self._slice_gap = 0.0
         if report["written"]:
-            log.info("run %s: checkpoint at t=%.1f s (seq %s): %.2f s, %d bytes", self.run.pk, report["t"],
-                     report["seq"], report["seconds"], report["bytes"])
+            log.info("run %s: checkpoint at t=%.1f s (seq %s): %.2f s, %d bytes%s", self.run.pk, report["t"],
+                     report["seq"], report["seconds"], report["bytes"], gap)
         else:
             log.warning("run %s: checkpoint at t=%.1f s not written: %s", self.run.pk, report["t"], report["why"])
