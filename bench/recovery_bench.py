@@ -42,8 +42,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import websockets  # noqa: E402
+from simulation_bench import reference_ms  # noqa: E402
 
 from heartbeat_site import processes  # noqa: E402
 from heartbeat_site.embedded_redis import free_port, start_embedded  # noqa: E402
@@ -52,8 +54,9 @@ SPEED = 10.0
 ORIGIN = "http://127.0.0.1"
 
 
-def document(nodes: int) -> dict:
-    """``nodes`` nodes in three zones with 10 pods each (a DaemonSet and 9 web replicas)."""
+def document(nodes: int, minutes: float = 20.0) -> dict:
+    """``nodes`` nodes in three zones with 10 pods each (a DaemonSet and 9 web replicas), lasting 10 virtual
+    minutes past ``minutes`` (30 at least)."""
     third = nodes // 3
     zones = [{"name": "zone-a", "nodes": nodes - 2 * third}, {"name": "zone-b", "nodes": third},
              {"name": "zone-c", "nodes": third}]
@@ -61,7 +64,7 @@ def document(nodes: int) -> dict:
     return {
         "name": f"recovery-{nodes}",
         "seed": 5,
-        "duration": "30m",
+        "duration": f"{max(30, int(minutes) + 10)}m",
         "cluster": {"zones": zones,
                     "workloads": [{"name": "web", "replicas": 9 * nodes}, {"name": "agent", "kind": "DaemonSet"}]},
     }
@@ -177,13 +180,14 @@ REBUILD_LINE = re.compile(r"(continued its checkpoint at t=([\d.]+) s|replayed f
 async def measure_takeover(base: str, nodes: int, minutes: float, speed: float, workers: dict, start_heir) -> dict:
     from heartbeat_site.live import runstore  # after Django's set-up (main)
 
-    run = post(f"{base}/api/runs", {"document": document(nodes), "speed": speed})
+    run = post(f"{base}/api/runs", {"document": document(nodes, minutes), "speed": speed})
     follower = Follower(run["ws_url"])
-    task = asyncio.create_task(follower.run(time.monotonic() + 900))
+    patience = 600 + 3 * 60 * minutes / speed  # wall seconds the run may take to reach its age
+    task = asyncio.create_task(follower.run(time.monotonic() + patience + 300))
     await asyncio.to_thread(start_heir)  # now: it is up (its watchdog too) when the age is reached
-    deadline = time.monotonic() + 600
+    deadline = time.monotonic() + patience
     while not follower.clock or follower.clock[-1][1] < 60 * minutes:
-        assert time.monotonic() < deadline, "the run did not reach its age within 600 s"
+        assert time.monotonic() < deadline, f"the run did not reach its age within {patience:.0f} s"
         await asyncio.sleep(0.05)
     holder = runstore.lease_holder(run["id"])
     age = follower.clock[-1][1]
@@ -251,7 +255,8 @@ def takeover(workdir: Path, cases: list[tuple[int, float]], speed: float, modes:
             print(json.dumps(result), flush=True)
     load = os.getloadavg()
     print(f"\ntakeover benchmark: runs at up to {speed:g}x, lease TTL {LEASE_TTL:g} s, the driving worker "
-          f"killed with SIGKILL, {os.cpu_count()} cores, load {load[0]:.1f} (logs: {workdir})")
+          f"killed with SIGKILL, {os.cpu_count()} cores, load {load[0]:.1f}, reference workload "
+          f"{reference_ms():.0f} ms (logs: {workdir})")
     print("| nodes | age (virtual) | heir starts from | kill -> first frame | heir's rebuild | checkpoint size | "
           "checkpoint write (beside the driver) | longest frame gap before the kill | "
           "the driver's longest slice interval (checkpoints beside it) |")
