@@ -1,5 +1,6 @@
-"""The run page as a person sees it when it has little to show: a page opened on a paused run has no request
-to draw, and its diagram says what will appear in it instead of showing bare lanes."""
+"""The run page as a person sees it when it has little to show: a lesson's first question stops the run at
+T+0, before any node registered, and a page opened on a paused run has no request to draw. Each empty panel
+says what will appear in it."""
 
 from __future__ import annotations
 
@@ -10,9 +11,36 @@ from tests.web.live import http
 
 from .test_classroom import open_page, shot, wait_for_cluster
 from .test_late_joiner import wait_until_virtual
-from .test_lessons import LAPTOP
+from .test_lessons import LAPTOP, LOCALES, start
 
 pytestmark = pytest.mark.live
+
+LESSON = "kubelet-crash-walkthrough"  # its first question comes at T+0
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_lesson_stopped_at_its_start_says_what_the_empty_panels_will_show(browser, stack, artifacts, offsite,
+                                                                           lang):
+    run = start(stack, {"lesson": LESSON})
+    page = open_page(browser, f"{stack.base}/runs/{run['id']}/", offsite, viewport=LAPTOP, locale=LOCALES[lang][0])
+    expect(page.locator(".question-card")).to_be_visible(timeout=30_000)
+    assert page.evaluate("window.heartbeat.clock.now()") == 0
+    expect(page.locator("#cluster article.node")).to_have_count(0)
+    expect(page.locator(".cluster-waiting")).to_be_visible()
+    expect(page.locator(".cluster-waiting")).to_contain_text("kubelet")
+    expect(page.locator(".seq-waiting")).to_be_visible()  # the lifelines are drawn, no request is
+    shot(page, artifacts, f"lesson-at-start-empty-panels-{lang}")
+    assert page.errors == []
+
+
+def test_the_explanations_go_once_nodes_and_requests_are_drawn(browser, stack, offsite):
+    status, run = http("POST", f"{stack.base}/api/runs", {"scenario": "kubelet-crash", "speed": 20})
+    assert status == 201, run
+    page = open_page(browser, run["viewer_url"], offsite, viewport=LAPTOP)
+    wait_for_cluster(page)
+    expect(page.locator("#sequence g.row").first).to_be_attached(timeout=30_000)
+    expect(page.locator(".cluster-waiting")).to_be_hidden()
+    expect(page.locator(".seq-waiting")).to_be_hidden()
 
 
 def test_a_page_opened_on_a_paused_run_explains_its_empty_diagram(browser, stack, artifacts, offsite):
@@ -24,6 +52,7 @@ def test_a_page_opened_on_a_paused_run_explains_its_empty_diagram(browser, stack
     assert status == 202, body
     page = open_page(browser, run["viewer_url"], offsite, viewport=LAPTOP)
     wait_for_cluster(page)
+    expect(page.locator(".cluster-waiting")).to_be_hidden()
     assert page.evaluate("window.heartbeat.sequence.model.length") == 0  # nothing was sent since it opened
     expect(page.locator(".seq-waiting")).to_be_visible()
     shot(page, artifacts, "paused-run-empty-diagram")
