@@ -1,6 +1,6 @@
 """The run page as a person sees it when it has little to show: a lesson's first question stops the run at
 T+0, before any node registered, and a page opened on a paused run has no request to draw. Each empty panel
-says what will appear in it."""
+says what will appear in it; and the timeline's hint reads as the other panels' hints do."""
 
 from __future__ import annotations
 
@@ -55,5 +55,8 @@ def test_a_page_opened_on_a_paused_run_explains_its_empty_diagram(browser, stack
     expect(page.locator(".cluster-waiting")).to_be_hidden()
     assert page.evaluate("window.heartbeat.sequence.model.length") == 0  # nothing was sent since it opened
     expect(page.locator(".seq-waiting")).to_be_visible()
+    # the timeline's hint is a sentence in small letters, as the cluster panel's is (its heading is in capitals)
+    expect(page.locator("#panel-timeline h3 .hint")).to_have_text("click a marker or an arrow to see why it happened")
+    assert page.locator("#panel-timeline h3 .hint").inner_text() == "click a marker or an arrow to see why it happened"
     shot(page, artifacts, "paused-run-empty-diagram")
     assert page.errors == []
