@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -74,7 +76,20 @@ async def post(url: str, body: dict, token: str | None = None) -> tuple[int, dic
         await asyncio.sleep(1)
 
 
-async def measure(base: str, document: dict, window: float, comparison: bool) -> dict:
+def cpu_seconds(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system
+
+
+def worker_process() -> psutil.Process:
+    """The stack's Celery worker (bench/large_bench.py starts it as large-bench@<host>): the drivers' process."""
+    for process in psutil.Process().children(recursive=True):
+        if any("large-bench@" in part for part in process.cmdline()):
+            return process
+    raise RuntimeError("the stack's worker is not running")
+
+
+async def measure(base: str, server_pid: int, document: dict, window: float, comparison: bool) -> dict:
     created = time.monotonic()
     if comparison:
         status, made = await post(f"{base}/api/comparisons", {"document": document, "speed": SPEED,
@@ -92,11 +107,14 @@ async def measure(base: str, document: dict, window: float, comparison: bool) ->
         await asyncio.wait_for(asyncio.gather(*(w.live.wait() for w in watchers)), TIMEOUT)
         row["live_after"] = time.monotonic() - created
         row["join"] = [await join(run["ws_url"], TIMEOUT) for run in runs]
-        begin = time.monotonic()
+        worker, server = worker_process(), psutil.Process(server_pid)
+        begin, worker_before, server_before = time.monotonic(), cpu_seconds(worker), cpu_seconds(server)
         status, answer = await post(commands, OUTAGE, made["control_token"])
         assert status == 202, answer
         await asyncio.sleep(window)
         end = time.monotonic()
+        row["cpu"] = {"worker": (cpu_seconds(worker) - worker_before) / (end - begin),
+                      "server": (cpu_seconds(server) - server_before) / (end - begin)}
         row["windows"] = [w.window(begin, end) for w in watchers]
         row["by_type"] = [w.by_type(begin, end) for w in watchers]
         status, answer = await post(commands, {"action": "pause"}, made["control_token"])
@@ -127,13 +145,16 @@ async def main_async(args: argparse.Namespace) -> None:
     rows = []
     async with running_stack(ROOT, "daphne", TIMEOUT) as stack:
         for comparison in (False, True):
-            rows.append(await measure(stack.base, document, args.window, comparison))
+            rows.append(await measure(stack.base, stack.server_pid, document, args.window, comparison))
     print(f"{args.nodes:,} nodes at {SPEED:g}x, zone-b outage, {args.window:g} s window")
     print("| what | live after | join (each side) | per viewer in the outage | speed kept | clocks apart when paused "
           "| load |")
     print("|---|---|---|---|---|---|---|")
     for row in rows:
         print(line(row))
+    print("\nIn the outage window, CPU time of the worker (its drivers) and of the ASGI server, % of a core:")
+    for row in rows:
+        print(f"- {row['kind']}: worker {100 * row['cpu']['worker']:.0f} %, server {100 * row['cpu']['server']:.0f} %")
     print("\nPer viewer in the outage, by type of message:")
     for row in rows:
         for side, by_type in zip("ab", row["by_type"], strict=False):
