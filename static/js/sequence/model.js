@@ -201,7 +201,10 @@ export class SequenceModel {
 
   /** The virtual time of row `i` (undefined when the history let its event go). */
   tAt(i) {
-    return i >= 0 && i < this.length ? this.history.get(this.seqs[i])?.t : undefined;
+    if (i < 0 || i >= this.length) return undefined;
+    const seq = this.seqs[i];
+    const j = this.history.before(seq) + 1; // read from the history's time column: no event object made
+    return j < this.history.length && this.history.seq[j] === seq ? this.history.t[j] : undefined;
   }
 
   /** The row at index `i`, made from its event in the history. */
