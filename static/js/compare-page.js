@@ -398,11 +398,18 @@ class ComparePage {
   /** Every row of the strip (GET /api/comparisons/<id>): on opening, and when an update does not follow on
    *  from the rows the page has (it missed one while reconnecting, or another driver took the comparison over). */
   #fetchRows() {
-    if (this.fetchingRows) return;
+    if (this.fetchingRows) {
+      this.fetchAgain = true; // an update came that the answer on its way may predate
+      return;
+    }
     this.fetchingRows = true;
+    this.fetchAgain = false;
     getComparison(this.config.comparison).then((body) => {
       if (body.comparison) this.onComparison(body.comparison, { fetched: true });
-    }).catch(() => {}).finally(() => { this.fetchingRows = false; });
+    }).catch(() => {}).finally(() => {
+      this.fetchingRows = false;
+      if (this.fetchAgain) this.#fetchRows();
+    });
   }
 
   /** The strip's message (docs/websocket-protocol.md "Comparisons"): every row, or with `since` only the rows
