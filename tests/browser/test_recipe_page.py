@@ -1,7 +1,7 @@
 """A recipe link's page (/r/<id>) for a session where the trainer sent no command: its card's head names the
 scenario and the seed with nothing stray between them, and "none" is said as a sentence, not as a list's
 item number 1,
-right under its heading."""
+right under its heading; the seed is named in the page's language."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from .test_lessons import LAPTOP, LOCALES
 
 pytestmark = pytest.mark.live
 
+SEED = {"en": "seed", "zh": "随机种子"}
 # the card's head: the text a person reads in it, outside its two labels
 STRAY_TEXT = "h => [...h.childNodes].filter(n => n.nodeType === Node.TEXT_NODE).map(n => n.textContent.trim()).join('')"
 
@@ -27,7 +28,7 @@ def test_a_recipe_without_commands_says_none_in_a_sentence(browser, stack, artif
     assert status in (200, 201), recipe
     page = open_page(browser, recipe["url"], offsite, viewport=LAPTOP, locale=LOCALES[lang][0])
     head = page.locator(".scenario-card.recipe > header")
-    expect(head).to_contain_text(f"seed {recipe['seed']}")
+    expect(head.locator(".recipe-seed")).to_have_text(f"{SEED[lang]} {recipe['seed']}")  # in the page's language
     assert head.evaluate(STRAY_TEXT) == ""
     commands = page.locator(".recipe-commands")
     expect(commands).to_have_count(1)
