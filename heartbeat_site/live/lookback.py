@@ -24,6 +24,7 @@ import redis
 
 from heartbeat_site.live import runstore
 from heartbeat_site.live.models import Command, Run
+from heartbeat_site.live.redis_client import get_redis
 from simulation import Simulation
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ def schedule_new_commands(sim: Simulation, scheduled: set[int], commands: list[C
 def has_checkpoints(run_id: str) -> bool:
     """Whether the run has checkpoints to look back from (False when Redis cannot say)."""
     try:
-        return bool(runstore.checkpoint_positions(run_id))
+        return bool(get_redis().exists(runstore.checkpoints_key(run_id)))
     except (redis.RedisError, OSError):
         return False
 

@@ -134,3 +134,16 @@ def test_a_sequence_diagram_of_a_late_window_starts_from_the_checkpoint_before_i
     monkeypatch.setattr(lookback, "restored", lambda *args, **kwargs: None)  # as without checkpoints: from 0
     assert diagram == exports.replayed_export(ended_run, commands, REACHED, "sequence.mmd", 450.0, 500.0, "node-1")
     assert "node-1" in diagram and diagram.count("\n") > 5
+
+
+def test_a_damaged_series_is_replaced_by_a_replay_from_0(client, ended_run, restores):
+    from heartbeat_site.live.redis_client import get_redis
+
+    key = runstore.checkpoints_key(ended_run.id)
+    get_redis().hset(key, "not a position", b"x")
+    assert seek_to(client, ended_run, 430.0) == fresh_body(ended_run, 430.0)
+    get_redis().hdel(key, "not a position")
+    get_redis().hset(key, f"{420.0!r} {dict(runstore.checkpoint_positions(ended_run.id))[420.0]}", b"damaged")
+    seek.forget(ended_run.id)
+    assert seek_to(client, ended_run, 430.0) == fresh_body(ended_run, 430.0)
+    assert restores == []
