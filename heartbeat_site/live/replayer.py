@@ -4,13 +4,14 @@ A replay is pure CPU in the interpreter: a seek of a 5,000-node run simulates it
 about ten seconds. In the web process that thread holds the interpreter's lock against the event
 loop that sends every viewer's frames, so every run served by that process stutters meanwhile
 (bench/replay_bench.py measures the loop's lag). Here the work goes to one child process per web
-process, which keeps the seek checkpoints (``seek.py``) and the pager's cursors (``replay.py``)
+process, which keeps the parked simulations (``seek.py``) and the pager's cursors (``replay.py``)
 between requests, as the web process did; the web process only waits for the answer.
 
 The child is given everything it needs (the run and its applied commands, read by the caller), so it
-opens no database connection and reads no setting that a request may change. It is started on first
-use (``spawn``: nothing of the parent's threads or connections is copied), started again when it dies,
-and exits when its parent has gone. ``HEARTBEAT_REPLAY_PROCESS=0`` replays in the calling thread, as
+opens no database connection and reads no setting that a request may change; it reads the run's checkpoints
+from Redis itself (lookback.py: tens of megabytes for a large run, not worth a trip through the web process).
+It is started on first use (``spawn``: nothing of the parent's threads or connections is copied), started
+again when it dies, and exits when its parent has gone. ``HEARTBEAT_REPLAY_PROCESS=0`` replays in the calling thread, as
 short replays always are (``call``).
 """
 
