@@ -17,6 +17,7 @@ the very snapshot a fresh one run to the same time gives.
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import threading
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 CHECKPOINTS = 4  # checkpoints at a quarter, half, three quarters and the whole of the reached time
 MAX_PARKED_PER_RUN = CHECKPOINTS + 2  # and the places of the last seeks
 MAX_PARKED_NODES = 3_000  # checkpoints for runs of up to 500 nodes
+COLLECT_AFTER_NODES = 1_000  # nodes of dropped simulations after which the process collects them
 WARM = True  # build checkpoints in the background after a seek (tests that count rebuilds turn it off)
 
 
@@ -49,6 +51,7 @@ _lock = threading.Lock()
 _parked: OrderedDict[str, list[Parked]] = OrderedDict()  # run id -> its parked simulations, oldest first
 _run_locks: dict[str, threading.Lock] = {}
 _warming: dict[str, threading.Thread] = {}
+_dropped_nodes = 0  # nodes of the simulations dropped since the last collection
 
 
 def _run_lock(run_id: str) -> threading.Lock:
@@ -69,16 +72,37 @@ def _take(run_id: str, t: float) -> Parked | None:
 
 
 def _park(run_id: str, entry: Parked) -> None:
+    dropped: list[Parked] = []
     with _lock:
         entries = _parked.setdefault(run_id, [])
         entries.append(entry)
         _parked.move_to_end(run_id)
         while len(entries) > MAX_PARKED_PER_RUN:
-            entries.remove(_least_useful(entries))
+            dropped.append(_least_useful(entries))
+            entries.remove(dropped[-1])
         while sum(e.nodes for runs in _parked.values() for e in runs) > MAX_PARKED_NODES and len(_parked) > 1:
-            _parked.pop(next(iter(_parked)))  # the run sought least recently goes first
+            dropped.extend(_parked.pop(next(iter(_parked))))  # the run sought least recently goes first
         if sum(e.nodes for e in entries) > MAX_PARKED_NODES:
+            dropped.extend(entries[:-1])
             entries[:] = entries[-1:]  # one huge run: keep only the simulation just used
+    _collect(dropped)
+
+
+def _collect(dropped: list[Parked]) -> None:
+    """Free dropped simulations: a simulation's objects hold reference cycles, so only the cyclic collector
+    frees them, and its full collections come seldom in a process that holds simulations (their objects go
+    straight to the oldest generation: simulation.py ``_promote_young_objects``). Without this a replay
+    process grew by a run's whole size for every run sought (bench/README.md, "Look-back"). A full collection
+    walks every object the process keeps (about a second with a 5,000-node run parked), so it runs once
+    ``COLLECT_AFTER_NODES`` nodes of simulations were dropped."""
+    global _dropped_nodes
+    with _lock:
+        _dropped_nodes += sum(entry.nodes for entry in dropped)
+        if _dropped_nodes < COLLECT_AFTER_NODES:
+            return
+        _dropped_nodes = 0
+    dropped.clear()
+    gc.collect()
 
 
 def _least_useful(entries: list[Parked]) -> Parked:
@@ -99,7 +123,8 @@ def forget(run_id: str) -> None:
     """Drop a run's parked simulations (tests, benchmarks)."""
     wait_warm(run_id)
     with _lock:
-        _parked.pop(run_id, None)
+        dropped = _parked.pop(run_id, [])
+    _collect(dropped)
 
 
 def _build(run: Run, commands: list[Command]) -> Parked:

@@ -147,3 +147,23 @@ def test_a_damaged_series_is_replaced_by_a_replay_from_0(client, ended_run, rest
     seek.forget(ended_run.id)
     assert seek_to(client, ended_run, 430.0) == fresh_body(ended_run, 430.0)
     assert restores == []
+
+
+def test_the_simulations_a_process_stops_keeping_are_freed(client, monkeypatch):
+    """A simulation's objects hold reference cycles: dropped from the seek cache, they must be collected, or a
+    replay process grows by every run it looked back at."""
+    import gc
+
+    monkeypatch.setattr(seek, "WARM", False)
+    monkeypatch.setattr(seek, "MAX_PARKED_NODES", 6)  # two 3-node runs
+    monkeypatch.setattr(seek, "COLLECT_AFTER_NODES", 3)
+    runs = [reached_run(120.0, RunStatus.FINISHED, FAULT, FAULT_AT) for _ in range(5)]
+    gc.collect()
+    before = sum(type(o) is Simulation for o in gc.get_objects())
+    try:
+        for run in runs:
+            seek_to(client, run, 100.0)
+        assert sum(type(o) is Simulation for o in gc.get_objects()) - before <= 2  # the two parked
+    finally:
+        for run in runs:
+            seek.forget(run.id)
