@@ -27,7 +27,7 @@ from django.conf import settings
 from heartbeat_site.live import classroom, lookback, replayer, seek
 from heartbeat_site.live.models import Command, Run
 from heartbeat_site.live.redis_client import get_redis
-from heartbeat_site.live.replay import simulation_of
+from heartbeat_site.live.replay import dropped, simulation_of
 from simulation import audit_record, load_scenario
 from simulation.cli import timeline_line
 
@@ -110,6 +110,7 @@ def replayed_export(run: Run, commands: list[Command], t: float, name: str, star
         replayed = replay_run(run, commands, min(t, end + SEQUENCE_MARGIN), since=start)
     else:  # the whole history
         replayed = replay_run(run, commands, t)
+    dropped(run.node_count)  # the replay's simulation, gone with replay_run
     if name == "summary.md":
         return summary_md(replayed)
     if name == "audit.jsonl":

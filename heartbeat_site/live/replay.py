@@ -6,6 +6,7 @@ viewer needing a snapshot after Redis forgot it, and the event pager all use it.
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from simulation.events import SimEvent
 
 PAGER_STEP = 1.0  # virtual seconds simulated at a time while a page fills
 PAGERS_KEPT = 2  # runs whose replay cursor a process keeps between requests
+COLLECT_AFTER_NODES = 1_000  # nodes of dropped simulations after which the process collects them
 
 
 def applied_fault_commands(run: Run) -> list[Command]:
@@ -50,6 +52,28 @@ def replay_until(run: Run, t: float) -> tuple[Simulation, list[SimEvent]]:
     return sim, (sim.run_until(t) if t > 0 else [])
 
 
+_dropped_lock = threading.Lock()
+_dropped_nodes = 0  # nodes of the simulations dropped since the last collection
+
+
+def dropped(nodes: int) -> None:
+    """A simulation of ``nodes`` nodes is no longer used (the caller holds no reference to it).
+
+    A simulation's objects hold reference cycles, so only the cyclic collector frees them, and its full
+    collections come seldom in a process that builds simulations (their objects go straight to the oldest
+    generation: simulation.py ``_promote_young_objects``). Without a collection a replay process grew by a
+    run's whole size for every run it looked back at (bench/README.md, "Look-back"). A full collection walks
+    every object the process keeps (about a second with a 5,000-node run parked), so it runs once
+    ``COLLECT_AFTER_NODES`` nodes of simulations were dropped."""
+    global _dropped_nodes
+    with _dropped_lock:
+        _dropped_nodes += nodes
+        if _dropped_nodes < COLLECT_AFTER_NODES:
+            return
+        _dropped_nodes = 0
+    gc.collect()
+
+
 class ReplayCursor:
     """A rebuilt simulation that hands out its events in seq order, page after page.
 
@@ -66,6 +90,10 @@ class ReplayCursor:
         self.commands = commands
         self.pending: deque[SimEvent] = deque()  # simulated, not handed out yet
         self.handed = handed  # seq of the last event handed out or passed over
+
+    @property
+    def nodes(self) -> int:
+        return self.sim.scenario.node_count
 
     def catch_up(self, commands: list[Command]) -> bool:
         return lookback.schedule_new_commands(self.sim, self.commands, commands)
@@ -114,11 +142,13 @@ def replayed_page(run: Run, commands: list[Command], after: int, upto: int, t: f
     with run_lock:
         with _lock:
             cursor = _cursors.pop(run.id, None)
+        gone = 0  # nodes of the simulations dropped here
         if cursor is not None and (cursor.handed > after or not cursor.catch_up(commands)):
-            cursor = None
+            gone, cursor = cursor.nodes, None
         restored = lookback.restored(run, commands, t, seq=after,
                                      beyond=lookback.beyond(cursor.sim.now if cursor else None))
         if restored is not None:
+            gone += cursor.nodes if cursor is not None else 0
             cursor = ReplayCursor(restored.sim, restored.commands, handed=restored.seq)
         elif cursor is None:
             cursor = ReplayCursor(simulation_of(run, commands), {command.pk for command in commands})
@@ -128,4 +158,5 @@ def replayed_page(run: Run, commands: list[Command], after: int, upto: int, t: f
             with _lock:
                 _cursors[run.id] = cursor
                 while len(_cursors) > PAGERS_KEPT:
-                    _cursors.popitem(last=False)
+                    gone += _cursors.popitem(last=False)[1].nodes
+            dropped(gone)

@@ -17,14 +17,13 @@ the very snapshot a fresh one run to the same time gives.
 
 from __future__ import annotations
 
-import gc
 import logging
 import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from heartbeat_site.live import classroom, detail, frames, lookback
+from heartbeat_site.live import classroom, detail, frames, lookback, replay
 from heartbeat_site.live.models import Command, Run
 from heartbeat_site.live.replay import simulation_of
 from simulation import Simulation
@@ -34,7 +33,6 @@ log = logging.getLogger(__name__)
 CHECKPOINTS = 4  # checkpoints at a quarter, half, three quarters and the whole of the reached time
 MAX_PARKED_PER_RUN = CHECKPOINTS + 2  # and the places of the last seeks
 MAX_PARKED_NODES = 3_000  # checkpoints for runs of up to 500 nodes
-COLLECT_AFTER_NODES = 1_000  # nodes of dropped simulations after which the process collects them
 WARM = True  # build checkpoints in the background after a seek (tests that count rebuilds turn it off)
 
 
@@ -51,7 +49,6 @@ _lock = threading.Lock()
 _parked: OrderedDict[str, list[Parked]] = OrderedDict()  # run id -> its parked simulations, oldest first
 _run_locks: dict[str, threading.Lock] = {}
 _warming: dict[str, threading.Thread] = {}
-_dropped_nodes = 0  # nodes of the simulations dropped since the last collection
 
 
 def _run_lock(run_id: str) -> threading.Lock:
@@ -89,20 +86,10 @@ def _park(run_id: str, entry: Parked) -> None:
 
 
 def _collect(dropped: list[Parked]) -> None:
-    """Free dropped simulations: a simulation's objects hold reference cycles, so only the cyclic collector
-    frees them, and its full collections come seldom in a process that holds simulations (their objects go
-    straight to the oldest generation: simulation.py ``_promote_young_objects``). Without this a replay
-    process grew by a run's whole size for every run sought (bench/README.md, "Look-back"). A full collection
-    walks every object the process keeps (about a second with a 5,000-node run parked), so it runs once
-    ``COLLECT_AFTER_NODES`` nodes of simulations were dropped."""
-    global _dropped_nodes
-    with _lock:
-        _dropped_nodes += sum(entry.nodes for entry in dropped)
-        if _dropped_nodes < COLLECT_AFTER_NODES:
-            return
-        _dropped_nodes = 0
-    dropped.clear()
-    gc.collect()
+    """Count the dropped simulations for their collection (replay.dropped)."""
+    nodes = sum(entry.nodes for entry in dropped)
+    dropped.clear()  # the collection may run now: nothing here keeps them
+    replay.dropped(nodes)
 
 
 def _least_useful(entries: list[Parked]) -> Parked:

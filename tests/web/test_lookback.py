@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from heartbeat_site.live import exports, lookback, runstore, seek
+from heartbeat_site.live import exports, lookback, replay, runstore, seek
 from heartbeat_site.live.models import Command, Run, RunStatus
 from heartbeat_site.live.replay import applied_fault_commands
 from simulation import Simulation, load_scenario
@@ -156,7 +156,7 @@ def test_the_simulations_a_process_stops_keeping_are_freed(client, monkeypatch):
 
     monkeypatch.setattr(seek, "WARM", False)
     monkeypatch.setattr(seek, "MAX_PARKED_NODES", 6)  # two 3-node runs
-    monkeypatch.setattr(seek, "COLLECT_AFTER_NODES", 3)
+    monkeypatch.setattr(replay, "COLLECT_AFTER_NODES", 3)
     runs = [reached_run(120.0, RunStatus.FINISHED, FAULT, FAULT_AT) for _ in range(5)]
     gc.collect()
     before = sum(type(o) is Simulation for o in gc.get_objects())
