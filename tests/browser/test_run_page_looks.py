@@ -60,3 +60,16 @@ def test_a_page_opened_on_a_paused_run_explains_its_empty_diagram(browser, stack
     assert page.locator("#panel-timeline h3 .hint").inner_text() == "click a marker or an arrow to see why it happened"
     shot(page, artifacts, "paused-run-empty-diagram")
     assert page.errors == []
+
+
+def test_the_why_panels_first_sentence_is_set_in_from_its_border(browser, stack, offsite):
+    status, run = http("POST", f"{stack.base}/api/runs", {"scenario": "kubelet-crash", "speed": 20})
+    assert status == 201, run
+    page = open_page(browser, run["viewer_url"], offsite, viewport=LAPTOP)
+    wait_for_cluster(page)
+    page.locator("[role=tab][data-tab=why]").click()
+    hint = page.locator("#why .hint")
+    expect(hint).to_be_visible()
+    panel = page.locator("#panel-side").bounding_box()
+    assert hint.evaluate("el => el.getBoundingClientRect().left + parseFloat(getComputedStyle(el).paddingLeft)") \
+        - panel["x"] >= 8
