@@ -6,7 +6,7 @@ every slice takes both to the same virtual time (the one behind first), and a co
 same virtual instant. Commands for a comparison are stored on both runs in one transaction
 (``comparisons.submit``) and read back here in one query, so both halves of a command are always taken together.
 The key transitions of both sides are compared as they happen (``simulation/comparison.py``); the differences
-go to the viewers of both runs as a ``comparison`` message.
+go to the viewers of side a's run as ``comparison`` messages (the comparison page opens both runs' websockets).
 
 When its worker dies both leases lapse; the watchdog dispatches a driver for each run, and the first to hold
 both rebuilds both sides (each from its own document, seed and commands, exactly: ``replay.py``).
@@ -296,7 +296,7 @@ class ComparisonDriver:
         self._publish_differences(final=True)
 
     def _publish_differences(self, final: bool = False) -> None:
-        """The rows of the strip that changed to the viewers of both runs (all of them first), when a side made a
+        """The rows of the strip that changed to the viewers of side a's run (all of them first), when a side made a
         new key transition; every row is kept in Redis for a page that opens (``read_differences``)."""
         a, b = self.sides
         if a.transitions is None or b.transitions is None or not hasattr(b, "sim"):
@@ -328,6 +328,5 @@ class ComparisonDriver:
             pipe.set(differences_key(self.comparison_id),
                      json.dumps({key: value for key, value in head.items() if key != "since"}), ex=expires)
             pipe.execute()
-        text = frames.dumps({**head, "rows": rows})
-        for side in self.sides:
-            side._send_text("run.notice", text)
+        # on side a's feed only: the comparison page opens both sides' websockets and needs the strip once
+        a._send_text("run.notice", frames.dumps({**head, "rows": rows}))

@@ -415,6 +415,7 @@ class ComparePage {
   /** The strip's message (docs/websocket-protocol.md "Comparisons"): every row, or with `since` only the rows
    *  that changed since that message. */
   onComparison(msg, { fetched = false } = {}) {
+    if (msg.v !== undefined && msg.v === this.rowsVersion) return; // these rows already
     if (msg.since !== undefined) {
       if (msg.since !== this.rowsVersion) {
         this.#fetchRows();

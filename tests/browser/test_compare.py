@@ -37,7 +37,10 @@ def side_clocks(page) -> list[float]:
 def test_one_click_breaks_both_sides_at_one_instant_and_the_strip_shows_what_differs(browser, stack, artifacts,
                                                                                      offsite):
     comparison = create(stack)
+    fetched = []  # the page's fetches of the whole strip: once on opening, then only if it missed an update
+    strip_url = re.compile(rf"/api/comparisons/{comparison['id']}$")
     page = open_page(browser, comparison["url"], offsite, viewport=(1366, 768))
+    page.on("request", lambda request: fetched.append(request.url) if strip_url.search(request.url) else None)
     page.wait_for_function(SIDE_NODES)
     expect(page.locator("#side-a .side-settings")).to_have_text("kubernetesVersion=1.31")
     expect(page.locator("#side-b .side-settings")).to_have_text("kubernetesVersion=1.33")
@@ -60,6 +63,7 @@ def test_one_click_breaks_both_sides_at_one_instant_and_the_strip_shows_what_dif
     times = [float(re.search(r"[\d.]+", row.locator(part).inner_text()).group()) for part in (".diff-a", ".diff-b")]
     assert times[1] - times[0] == pytest.approx(10, abs=0.6)  # the grace period: 40 s on 1.31, 50 s on 1.33
     expect(page.locator("#differences .diff-none")).to_be_hidden()
+    assert len(fetched) <= 1, fetched  # the updates followed on from each other
 
     page.locator("#btn-pause").click()
     page.wait_for_function("window.heartbeat.sides.every((s) => s.clock.paused)")
