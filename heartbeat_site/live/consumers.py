@@ -30,6 +30,7 @@ from django.conf import settings
 from heartbeat_site.live import classroom, commands, detail, fanout, frames, replayer, runstore, seek
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run, RunStatus
+from heartbeat_site.observe import replays
 
 log = logging.getLogger(__name__)
 
@@ -502,6 +503,10 @@ def _rebuilt_snapshot(run_id: str) -> str:
     run = Run.objects.get(pk=run_id)
     t = round(run.t_reached, 6)
     if not run.simulated:  # a real cluster's (docs/observe.md): nothing to replay; the log's events follow
+        replays.restore_if_forgotten(run)  # a replayed audit log past Redis's retention: its kept copy
+        stored = runstore.read_snapshot_text(run.id)
+        if stored is not None:
+            return stored
         return frames.dumps(frames.snapshot_body({"t": t, "objects": {}}, {"t": t, "speed": 1.0, "paused": True},
                                                  run.last_seq))
     return replayer.replay(seek.snapshot_text, run, t, t, detail.is_node_level(run.node_count), run.paused, t=t)

@@ -127,6 +127,17 @@ class Run(models.Model):
         return self.document.get("title") or {"en": self.scenario_name}
 
 
+class RecordedLog(models.Model):
+    """An audit log's replay kept past Redis's retention (docs/observe.md, "Audit-log replays"): its event log and
+    the snapshot before its first event, compressed. A simulated run is rebuilt from its scenario, seed and commands;
+    a replayed audit log has only what was uploaded, so its events are kept here and published again when Redis has
+    forgotten them."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, primary_key=True, related_name="recorded_log")
+    events = models.BinaryField(help_text="zlib of the log's events, one JSON text a line, in seq order")
+    snapshot = models.BinaryField(help_text="zlib of the stored snapshot text the page starts from")
+
+
 class Comparison(models.Model):
     """One scenario run twice with one seed, each side with its own settings (docs/architecture.md §6.9): two Runs
     (``runs``, sides a and b) driven on one clock, commanded together with one control token."""

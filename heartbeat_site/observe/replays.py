@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid
+import zlib
 from collections.abc import Iterator
 
 from django.conf import settings
@@ -19,7 +20,7 @@ from heartbeat_site.live import frames, runstore
 from heartbeat_site.live.api import links
 from heartbeat_site.live.caps import client_key
 from heartbeat_site.live.errors import ApiError
-from heartbeat_site.live.models import Run, RunKind, RunStatus
+from heartbeat_site.live.models import RecordedLog, Run, RunKind, RunStatus
 from heartbeat_site.live.tokens import hash_token, new_token
 from heartbeat_site.observe.auditlog import NotAnAuditLog, Record, Skipped, records
 from heartbeat_site.observe.changes import ChangeMapper
@@ -88,7 +89,8 @@ def _version(writes: list[Record]) -> str:
 
 def _store(request: HttpRequest, writes: list[Record], events: list[dict], mapper: ChangeMapper,
            start: float) -> Run:
-    """The replay as an ended run: its row, its events in its log, its snapshot before the first of them."""
+    """The replay as an ended run: its row, its events in its log, its snapshot before the first of them; the same
+    kept in the database for when Redis has forgotten them (``restore_if_forgotten``)."""
     version = _version(writes)
     end = events[-1]["t"] if events else 0.0
     now = timezone.now()
@@ -100,16 +102,37 @@ def _store(request: HttpRequest, writes: list[Record], events: list[dict], mappe
         t_reached=end, last_seq=mapper.seq, status=RunStatus.FINISHED, end_reason=REPLAYED,
         control_token_hash=hash_token(new_token()), client_key=client_key(request), started_at=now, ended_at=now,
     )
-    lease = runstore.Lease(run.id, uuid.uuid4().hex, settings.HEARTBEAT["LEASE_TTL"] * 10)
-    lease.acquire()
-    encoded = runstore.encode_events(events)
-    for i in range(0, len(encoded), PUBLISH_BATCH):
-        lease.publish(encoded[i:i + PUBLISH_BATCH], {})
-    lease.publish([], {"t": repr(end), "last_seq": mapper.seq, "speed": 1.0, "paused": 1,
-                       "status": RunStatus.FINISHED, "fast_forward": ""})
     before = observed_snapshot(ChangeMapper(), t=0.0, wall=start, version=version, grace=grace_period(version),
                                title=title, server="audit.k8s.io/v1")
-    lease.store_snapshot(frames.dumps(frames.snapshot_body(before, {"t": end, "speed": 1.0, "paused": True}, 0)))
+    snapshot = frames.dumps(frames.snapshot_body(before, {"t": end, "speed": 1.0, "paused": True}, 0))
+    encoded = runstore.encode_events(events)
+    RecordedLog.objects.create(run=run, events=zlib.compress("\n".join(text for _, text in encoded).encode()),
+                               snapshot=zlib.compress(snapshot.encode()))
+    _publish(run, encoded, snapshot)
+    return run
+
+
+def _publish(run: Run, encoded: list[tuple[int, str]], snapshot: str) -> None:
+    """The replay's events, state and snapshot in Redis, as an ended run's, kept for the retention."""
+    lease = runstore.Lease(run.id, uuid.uuid4().hex, settings.HEARTBEAT["LEASE_TTL"] * 10)
+    lease.acquire()
+    for i in range(0, len(encoded), PUBLISH_BATCH):
+        lease.publish(encoded[i:i + PUBLISH_BATCH], {})
+    lease.publish([], {"t": repr(run.t_reached), "last_seq": run.last_seq, "speed": 1.0, "paused": 1,
+                       "status": RunStatus.FINISHED, "fast_forward": ""})
+    lease.store_snapshot(snapshot)
     lease.release()
     runstore.mark_inactive(run.id)
-    return run
+
+
+def restore_if_forgotten(run: Run) -> None:
+    """Publish a replayed audit log again when Redis no longer has it (its retention passed, Redis was emptied):
+    the page, its look-back, event pages and exports then read it as on the day it was uploaded."""
+    if run.kind != RunKind.AUDIT_REPLAY or "t" in runstore.read_state(run.id):
+        return
+    kept = RecordedLog.objects.filter(run=run).first()
+    if kept is None:
+        return
+    lines = zlib.decompress(kept.events).decode().split("\n")
+    encoded = [(seq, text) for seq, text in enumerate(lines, start=1)]
+    _publish(run, encoded, zlib.decompress(kept.snapshot).decode())

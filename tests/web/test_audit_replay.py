@@ -11,6 +11,7 @@ import yaml
 
 from heartbeat_site.live import runstore
 from heartbeat_site.live.models import Run
+from heartbeat_site.live.redis_client import get_redis
 
 from .conftest import reached_run
 
@@ -141,3 +142,22 @@ def test_a_file_that_is_no_audit_log_is_a_clear_400(api, body, error):
     assert (response.status_code, response.json()["error"]) == (400, error)
     assert "audit" in response.json()["message"]
     assert not Run.objects.filter(kind="audit-replay").exists()
+
+
+def test_a_replay_outlives_redis_forgetting_it(api, broken_run):
+    """Past Redis's retention (or after Redis was emptied) a replayed audit log is published again from the copy
+    the database keeps: its events, look-back and exports are what they were."""
+    body = replay(api, api.get(f"/api/runs/{broken_run.id}/export/audit.jsonl").content).json()
+    replayed = all_events(api, body["id"])
+    summary = api.get(f"/api/runs/{body['id']}/export/summary.md").content
+    client = get_redis()
+    for key in client.keys(f"hb:run:{{{body['id']}}}:*"):
+        client.delete(key)
+    assert runstore.read_state(body["id"]) == {}
+
+    assert all_events(api, body["id"]) == replayed
+    assert api.get(f"/api/runs/{body['id']}/export/summary.md").content == summary
+    end = api.get(f"/api/runs/{body['id']}/snapshot").json()
+    assert ready_of(end["snapshot"], "node-2") == "Unknown"
+    assert runstore.read_snapshot(body["id"])["snapshot"]["objects"]["nodes"] == []  # the page's start, again
+    assert client.ttl(runstore.log_key(body["id"])) > 0  # kept for the retention once more

@@ -20,6 +20,7 @@ from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.replay import replayed_page
+from heartbeat_site.observe import replays
 from simulation import audit_record
 from simulation.events import SimEvent
 
@@ -67,6 +68,8 @@ class EventFilter:
 def events_page(run: Run, after: int, limit: int, only: EventFilter = EventFilter()) -> tuple[list[dict], int, int]:
     """Up to ``limit`` published events with seq > ``after`` that ``only`` keeps, the seq of the last
     event looked at, and the run's last seq."""
+    if not run.simulated:
+        replays.restore_if_forgotten(run)  # a replayed audit log past Redis's retention (docs/observe.md)
     t, last_seq = published_position(run)
     if after >= last_seq:
         return [], after, last_seq

@@ -12,7 +12,7 @@ from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.api.snapshots import query_time
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
-from heartbeat_site.observe import files
+from heartbeat_site.observe import files, replays
 
 CONTENT_TYPES = {  # one per name in exports.EXPORT_NAMES
     "summary.md": "text/markdown; charset=utf-8",
@@ -70,6 +70,7 @@ def replayed_export(run: Run, t: float, name: str, start: float, end: float, nod
     its event log (docs/observe.md)."""
     try:
         if not run.simulated:
+            replays.restore_if_forgotten(run)  # a replayed audit log past Redis's retention (docs/observe.md)
             return files.export(run, name, t, start, end, node)
         return replayer.replay(exports.replayed_export, run, t, name, start, end, node, t=t)
     except exports.ExportError as exc:

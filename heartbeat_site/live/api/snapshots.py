@@ -14,7 +14,7 @@ from heartbeat_site.live import detail, replayer, seek
 from heartbeat_site.live.api.events import published_position
 from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.errors import ApiError
-from heartbeat_site.observe import lookback
+from heartbeat_site.observe import lookback, replays
 
 
 def query_time(request: HttpRequest, reached: float) -> float:
@@ -36,6 +36,8 @@ def query_time(request: HttpRequest, reached: float) -> float:
 
 def snapshot(request: HttpRequest, run_id: str) -> HttpResponse:
     run = get_run_or_404(run_id)
+    if not run.simulated:
+        replays.restore_if_forgotten(run)  # a replayed audit log past Redis's retention (docs/observe.md)
     reached, _ = published_position(run)
     reached = round(reached, 6)
     t = query_time(request, reached)
