@@ -440,6 +440,25 @@ def drive_until_it_ends(run: Run, outcome: str, timeout: float = 30.0) -> FeedLi
     return listener
 
 
+def test_a_page_that_joined_before_the_driver_is_told_the_run_is_running(run_factory):
+    """A page that opens a run before its driver published gets "pending" (the page says "starting"); frames carry
+    no status, so the driver says "running" once, as it starts."""
+    run = run_factory(speed=20, duration="2m")
+    listener = FeedListener(run.id)
+    thread, stop, _ = drive_in_thread(run.id)
+    try:
+        started = listener.wait("run.status", lambda m: True, "the driver's first status message")
+        assert started["status"] == "running" and started["last_seq"] == 0
+        first_frame = listener.wait("run.frame", lambda m: True, "frames")
+        assert listener.messages.index(next(m for m in listener.messages if m["type"] == "run.status")) < \
+            listener.messages.index(next(m for m in listener.messages if m["type"] == "run.frame"))
+        assert first_frame["seq"][0] == 1
+    finally:
+        stop.set()
+        thread.join(10)
+        listener.close()
+
+
 def test_viewers_get_a_clock_message_on_pause_and_each_quiet_second(run_factory):
     """The pause's clock message names the last event before the pause: nothing is published after it. At
     100x the simulation always has events between its last slice and the command (it catches up first)."""
