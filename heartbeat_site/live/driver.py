@@ -191,8 +191,6 @@ class RunDriver:
         if not self.lease.publish([], {**self._state(), "checkpoint_t": repr(restored.t) if restored else "",
                                        "checkpoint_seq": restored.seq if restored else ""}):
             return "lease-lost"
-        # a page that joined before any driver published was told the run is starting: frames do not say otherwise
-        self._send("run.status", frames.status_message(RunStatus.RUNNING, "", self._clock(), self.published_seq))
         if self.teaching is not None:
             if t0 > 0 or run.steps_started:
                 runner = checkpoints.lesson_runner(restored.lesson) if restored and restored.lesson else None

@@ -361,6 +361,9 @@ class RunPage {
 
   onFrame(msg) {
     this.clock.update(msg.clock);
+    // A page that joined before the driver's first publish was told "pending" (starting); a frame carries no status
+    // (docs/architecture.md: a status message comes at the end only), so the frame itself says the run is going.
+    if (document.body.dataset.runStatus === "pending") this.onStatus({ status: "running" });
     const fresh = [];
     let volumes = false;
     for (const raw of msg.events ?? []) {

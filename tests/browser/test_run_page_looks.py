@@ -4,6 +4,8 @@ says what will appear in it; and the timeline's hint reads as the other panels' 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from playwright.sync_api import expect
 
@@ -73,3 +75,28 @@ def test_the_why_panels_first_sentence_is_set_in_from_its_border(browser, stack,
     panel = page.locator("#panel-side").bounding_box()
     assert hint.evaluate("el => el.getBoundingClientRect().left + parseFloat(getComputedStyle(el).paddingLeft)") \
         - panel["x"] >= 8
+
+
+def test_a_page_opened_before_the_driver_started_says_running_once_frames_come(browser, stack, offsite,
+                                                                               django_db_blocker):
+    """A page that joins a run no driver has published yet is told it is starting (status pending); status
+    messages come only at the end (docs/architecture.md), so the first frame is what says the run is going."""
+    from heartbeat_site.live import runstore
+    from heartbeat_site.live.models import Run
+    from simulation import load_scenario
+    from tests.web.conftest import small_document
+
+    scenario = load_scenario({**small_document(), "duration": "3m"})
+    # the ORM in a thread of its own: Playwright's sync API keeps an event loop running in this one
+    with django_db_blocker.unblock(), ThreadPoolExecutor(1) as pool:
+        run = pool.submit(lambda: Run.objects.create(
+            scenario_name=scenario.name, document=scenario.document, seed=scenario.seed,
+            version=str(scenario.version), node_count=scenario.node_count, duration=scenario.duration, speed=10,
+            control_token_hash="0" * 64)).result()
+    page = open_page(browser, f"{stack.base}/runs/{run.id}/", offsite, viewport=LAPTOP)
+    expect(page.locator("body")).to_have_attribute("data-run-status", "pending", timeout=30_000)
+    runstore.mark_active(run.id)  # an active run nobody drives: the worker's watchdog sends it a driver
+    wait_for_cluster(page)
+    expect(page.locator("body")).to_have_attribute("data-run-status", "running", timeout=30_000)
+    expect(page.locator("#run-status")).to_have_text("")
+    assert page.errors == []
