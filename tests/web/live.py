@@ -175,7 +175,9 @@ class Viewer:
     @classmethod
     async def open(cls, ws_url: str, name: str, after: int | None = None) -> Viewer:
         url = ws_url if after is None else f"{ws_url}?after={after}"
-        ws = await websockets.connect(url, origin=ORIGIN, max_size=None, open_timeout=10)
+        # no keepalive pings of the client's own: a test that waits on a subprocess (kubectl) on a loaded machine
+        # would otherwise close the connection itself ("keepalive ping timeout") while nothing was wrong
+        ws = await websockets.connect(url, origin=ORIGIN, max_size=None, open_timeout=10, ping_interval=None)
         viewer = cls(ws, name)
         scheme, _, rest = ws_url.partition("://")
         viewer.base = f"{'https' if scheme == 'wss' else 'http'}://{rest.split('/', 1)[0]}"
@@ -326,7 +328,7 @@ class ResilientViewer(Viewer):
 
     @classmethod
     async def open(cls, ws_url: str, name: str, after: int | None = None) -> ResilientViewer:
-        ws = await websockets.connect(ws_url, origin=ORIGIN, max_size=None, open_timeout=10)
+        ws = await websockets.connect(ws_url, origin=ORIGIN, max_size=None, open_timeout=10, ping_interval=None)
         viewer = cls(ws, name, ws_url)
         viewer.first_message = await Viewer.next(viewer)
         return viewer
@@ -347,7 +349,8 @@ class ResilientViewer(Viewer):
             delay = min(2 * delay, 1.0)
             try:
                 self.ws = await websockets.connect(
-                    f"{self.ws_url}?after={self.last_seq}", origin=ORIGIN, max_size=None, open_timeout=5
+                    f"{self.ws_url}?after={self.last_seq}", origin=ORIGIN, max_size=None, open_timeout=5,
+                    ping_interval=None,
                 )
                 before = self.last_seq
                 first = await Viewer.next(self, max(0.001, deadline - time.monotonic()))
