@@ -28,8 +28,11 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from heartbeat_site.k8sapi import patches
@@ -53,6 +56,7 @@ OUT_OF_SERVICE_VALUE = "nodeshutdown"  # the value the simulation's taint-out-of
 OUT_OF_SERVICE_TAINT = f"kubectl taint nodes NODE {OUT_OF_SERVICE}={OUT_OF_SERVICE_VALUE}:NoExecute"
 NODE_CHANGES = ("spec.unschedulable (kubectl cordon, kubectl uncordon) and spec.taints, adding or removing the "
                 f"{OUT_OF_SERVICE} taint ({OUT_OF_SERVICE_TAINT}, or the key with '-' to remove it)")
+READ_POLL_SECONDS = 0.05  # how often a write looks whether the API's reads show it yet (``_until_read``)
 PATCH_TYPES = {  # the API server's patch content types (k8s.io/apimachinery/pkg/types/patch.go)
     "application/json-patch+json": "json",
     "application/merge-patch+json": "merge",
@@ -123,9 +127,13 @@ def _patch_node(request: HttpRequest, run: Run, resource: Resource, name: str) -
     if changed == ["spec.unschedulable"]:
         unschedulable = bool((patched.get("spec") or {}).get("unschedulable"))
         _submit(run, {"action": "cordon" if unschedulable else "uncordon", "node": name})
+        _until_read(run, resource, "", name,
+                    lambda now: bool(((now or {}).get("spec") or {}).get("unschedulable")) == unschedulable)
         return JsonResponse(patched)
     if changed == ["spec.taints"]:
         _submit(run, _taint_command(name, node, patched))
+        wanted = _taint_keys(patched)
+        _until_read(run, resource, "", name, lambda now: OUT_OF_SERVICE not in (_taint_keys(now) ^ wanted))
         return JsonResponse(patched)
     raise _invalid(name, ", ".join(changed), f"the simulation can change only {NODE_CHANGES}", "FieldValueForbidden")
 
@@ -179,6 +187,7 @@ def _taint_command(name: str, node: dict, patched: dict) -> dict:
 def _delete_node(run: Run, resource: Resource, name: str) -> HttpResponse:
     node = one_object(objects_of(run), resource, "", name)
     _submit(run, {"action": "delete-node", "node": name})
+    _until_read(run, resource, "", name, lambda now: now is None)
     return JsonResponse({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                          "details": {"name": name, "kind": "nodes", "uid": node["metadata"].get("uid", "")}})
 
@@ -208,6 +217,8 @@ def _delete_pod(request: HttpRequest, run: Run, resource: Resource, namespace: s
     if not (options.get("dryRun") or request.GET.getlist("dryRun")):
         at = _submit(run, {"action": "force-delete-pod", "pod": name})  # the simulation's pods are all in default
         deleted["metadata"].setdefault("deletionTimestamp", at)
+        uid = pod["metadata"].get("uid")
+        _until_read(run, resource, namespace, name, lambda now: now is None or now["metadata"].get("uid") != uid)
     deleted["metadata"]["deletionGracePeriodSeconds"] = 0
     return JsonResponse(deleted)
 
@@ -253,6 +264,28 @@ def _submit(run: Run, body: dict) -> str:
         raise K8sError(422, f"the simulation refused the command: {ack.get('error')}", reason="Invalid")
     at = (ack or {}).get("at")
     return _timestamp(run, float(at)) if at is not None else ""
+
+
+def _until_read(run: Run, resource: Resource, namespace: str, name: str,
+                done: Callable[[dict | None], bool]) -> None:
+    """Answer a write only once this API's reads show it, as the API server does (it answers after etcd
+    stored the change). The driver acks a command when it applied it, but the writes it causes reach the
+    event log the API reads with the next slice; without this wait ``kubectl delete pod --force`` can read
+    the deleted pod's uid again, list after the StatefulSet controller made its namesake, and then watch
+    for a deletion that the list already passed (``k8s.io/kubectl/pkg/cmd/wait/delete.go`` ``IsDeleted``).
+    Waits at most the command's ack time; a write that did not show by then is answered anyway."""
+    deadline = time.monotonic() + settings.HEARTBEAT["COMMAND_ACK_SECONDS"]
+    while True:
+        objs = objects_of(run)
+        with objs.lock:
+            found = objs.objects[resource.store].get((namespace, name))
+        if done(found) or time.monotonic() >= deadline:
+            return
+        time.sleep(READ_POLL_SECONDS)
+
+
+def _taint_keys(node: dict | None) -> set[str]:
+    return {t.get("key") for t in ((node or {}).get("spec") or {}).get("taints") or ()}
 
 
 def _timestamp(run: Run, t: float) -> str:

@@ -208,6 +208,24 @@ async def test_force_delete_lets_the_replacement_in_but_not_its_volume(stack, tm
     assert still == "node-2 true"  # until the attach/detach controller's force detach, 6 minutes on
 
 
+async def test_a_force_delete_is_answered_once_reads_show_it(stack, tmp_path):
+    """As from the API server, a read right after the DELETE's answer never shows the deleted pod again:
+    ``kubectl delete`` reads the uid next and then watches from a list, so a stale read left it waiting for a
+    deletion its list had already passed."""
+    run = await new_run(stack.base, {**small_document(), "duration": "10m"}, speed=10)
+    viewer = await Viewer.open(run["ws_url"], "viewer")
+    await viewer.until(lambda e: e["t"] > 20)  # the pods are created at 15 s
+    await viewer.close()
+    api = f"{stack.base}/k8s/runs/{run['id']}/api/v1/namespaces/default/pods"
+    status, listed = await ahttp("GET", api)
+    pod = listed["items"][0]
+    name = pod["metadata"]["name"]
+    status, deleted = await ahttp("DELETE", f"{api}/{name}", {"gracePeriodSeconds": 0}, token=run["control_token"])
+    assert status == 200 and deleted["metadata"]["uid"] == pod["metadata"]["uid"]
+    status, now = await ahttp("GET", f"{api}/{name}")
+    assert status == 404 or now["metadata"]["uid"] != pod["metadata"]["uid"], now
+
+
 async def test_delete_node_with_the_control_token(stack, tmp_path):
     run = await new_run(stack.base, {**small_document(), "duration": "10m"}, speed=10)
     viewer = await Viewer.open(run["ws_url"], "viewer")
