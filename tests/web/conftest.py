@@ -4,6 +4,8 @@ and runs created without dispatching a real driver (the live tests start real wo
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
@@ -126,4 +128,33 @@ def bearer(token: str) -> dict:
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
 
 
-__all__ = ["bearer", "post_json", "settings", "small_document"]
+__all__ = ["bearer", "drive_in_thread", "post_json", "settings", "small_document"]
+
+
+DRIVERS: list[tuple[threading.Thread, threading.Event]] = []  # every driver thread a test started
+
+
+def drive_in_thread(run_id: str) -> tuple[threading.Thread, threading.Event, list[str]]:
+    """A run's driver in a thread of this process, as a worker runs it; stopped at the test's end at the latest."""
+    from heartbeat_site.live.driver import RunDriver  # imported once Django is set up
+
+    stop, outcome = threading.Event(), []
+    thread = threading.Thread(target=lambda: outcome.append(RunDriver(run_id, stop=stop).drive()), daemon=True)
+    thread.start()
+    DRIVERS.append((thread, stop))
+    return thread, stop, outcome
+
+
+@pytest.fixture(autouse=True)
+def drivers_end_with_their_test() -> Iterator[None]:
+    """Stop and join every driver thread the test started, before its database goes. One left running (an
+    assertion failed before its stop, a join timed out on a loaded machine) went on writing into the next
+    tests' Redis and database, and failed there touching a database it may no longer use."""
+    yield
+    started = list(DRIVERS)
+    DRIVERS.clear()
+    for _, stop in started:
+        stop.set()
+    for thread, _ in started:
+        thread.join(60)
+    assert not [thread for thread, _ in started if thread.is_alive()], "a driver thread did not stop"

@@ -11,9 +11,9 @@ from heartbeat_site.live.redis_client import get_redis
 from simulation import Simulation, load_scenario
 
 from . import test_driver
-from .conftest import small_document
+from .conftest import drive_in_thread, small_document
 from .live import events_hash
-from .test_driver import drive_in_thread, logged_events, reference, wait_for
+from .test_driver import logged_events, reference, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

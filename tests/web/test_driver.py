@@ -22,7 +22,7 @@ from heartbeat_site.live.tokens import hash_token
 from simulation import Simulation, load_scenario
 from simulation.lessons import get_lesson
 
-from .conftest import bearer, post_json, small_document
+from .conftest import bearer, drive_in_thread, post_json, small_document
 from .live import events_hash
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -59,30 +59,6 @@ def run_factory(settings):
             client.delete(key)
 
 
-DRIVERS: list[tuple[threading.Thread, threading.Event]] = []  # every driver thread a test started
-
-
-def drive_in_thread(run_id: str) -> tuple[threading.Thread, threading.Event, list[str]]:
-    stop, outcome = threading.Event(), []
-    thread = threading.Thread(target=lambda: outcome.append(RunDriver(run_id, stop=stop).drive()), daemon=True)
-    thread.start()
-    DRIVERS.append((thread, stop))
-    return thread, stop, outcome
-
-
-@pytest.fixture(autouse=True)
-def drivers_end_with_their_test():
-    """Stop and join every driver thread the test started, before its database goes. One left running (an
-    assertion failed before its stop, a join timed out on a loaded machine) went on writing into the next
-    tests' Redis and database, and failed there touching a database it may no longer use."""
-    yield
-    started = list(DRIVERS)
-    DRIVERS.clear()
-    for _, stop in started:
-        stop.set()
-    for thread, _ in started:
-        thread.join(60)
-    assert not [thread for thread, _ in started if thread.is_alive()], "a driver thread did not stop"
 
 
 def logged_events(run_id: str) -> list[dict]:

@@ -13,7 +13,8 @@ from django.test import Client
 from heartbeat_site.k8sapi import cluster, reads
 from heartbeat_site.live import runstore
 
-from .test_driver import drive_in_thread, run_factory, wait_for  # noqa: F401 (run_factory: a fixture)
+from .conftest import drive_in_thread
+from .test_driver import run_factory, wait_for  # noqa: F401 (run_factory: a fixture)
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
