@@ -97,6 +97,18 @@ def small_text(page) -> list[str]:
     return page.evaluate(SMALL_TEXT)
 
 
+def small_text_in_tabs(page, tabs: dict[str, str], artifacts, shot_name: str) -> dict[str, list[str]]:
+    """The texts under 12 px of each tab (``view``: a selector of what it draws), a screenshot of each."""
+    seen = {}
+    for view, drawn in tabs.items():
+        page.locator(f'[data-view="{view}"]').tap()
+        expect(page.locator(drawn).first).to_be_visible(timeout=60_000)
+        page.wait_for_timeout(300)  # a pass of the page's frame loop: the panel's live parts drawn
+        seen[view] = small_text(page)
+        shot(page, artifacts, shot_name.format(view))
+    return seen
+
+
 @pytest.mark.parametrize("size", [PHONE, TABLET], ids=["phone", "tablet"])
 def test_every_page_fits_the_screen(browser, stack, artifacts, offsite, size):
     run = create_run(stack, speed=20)
@@ -375,12 +387,7 @@ def test_every_text_of_the_run_page_is_12_px_or_more_on_a_phone(browser, stack, 
     shot(page, artifacts, f"phone-text-traffic-{lang}")
     tabs = {"cluster": f"#cluster {NODE2}", "flows": "#panel-side .flow-box svg", "timeline": "#timeline svg",
             "kubectl": ".kubectl-output", "diagrams": ".mermaid-figure svg"}
-    for view, drawn in tabs.items():
-        page.locator(f'[data-view="{view}"]').tap()
-        expect(page.locator(drawn).first).to_be_visible(timeout=60_000)
-        page.wait_for_timeout(300)  # a pass of the page's frame loop: the panel's live parts drawn
-        seen[view] = small_text(page)
-        shot(page, artifacts, f"phone-text-{view}-{lang}")
+    seen.update(small_text_in_tabs(page, tabs, artifacts, f"phone-text-{{}}-{lang}"))
     page.locator('[data-view="traffic"]').tap()
     page.locator("#sequence g.row.row-request").last.tap()
     expect(page.locator("#why .why")).to_be_visible()
@@ -389,7 +396,6 @@ def test_every_text_of_the_run_page_is_12_px_or_more_on_a_phone(browser, stack, 
     assert {view: texts for view, texts in seen.items() if texts} == {}
     assert page.errors == []
     page.context.close()
-
 
 
 def test_every_text_of_the_run_page_is_12_px_or_more_on_a_tablet(browser, stack, artifacts, offsite):
@@ -404,12 +410,7 @@ def test_every_text_of_the_run_page_is_12_px_or_more_on_a_tablet(browser, stack,
     seen = {"traffic": small_text(page)}
     tabs = {"flows": "#panel-side .flow-box svg", "timeline": "#timeline svg", "kubectl": ".kubectl-output",
             "diagrams": ".mermaid-figure svg"}
-    for view, drawn in tabs.items():
-        page.locator(f'[data-view="{view}"]').tap()
-        expect(page.locator(drawn).first).to_be_visible(timeout=60_000)
-        page.wait_for_timeout(300)  # a pass of the page's frame loop: the panel's live parts drawn
-        seen[view] = small_text(page)
-        shot(page, artifacts, f"tablet-text-{view}")
+    seen.update(small_text_in_tabs(page, tabs, artifacts, "tablet-text-{}"))
     assert {view: texts for view, texts in seen.items() if texts} == {}
     assert page.errors == []
     page.context.close()
