@@ -33,7 +33,7 @@ import websockets  # noqa: E402
 
 from heartbeat_site import processes  # noqa: E402
 from heartbeat_site.embedded_redis import free_port, redis_answers, start_embedded  # noqa: E402
-from heartbeat_site.live import runstore  # noqa: E402
+from heartbeat_site.live.runstore import naming  # noqa: E402
 
 DOCUMENT = {
     "name": "bench-fanout",
@@ -151,7 +151,7 @@ async def measure(base: str, ws_base: str, server_pid: int, viewers: int, second
     await asyncio.sleep(1.0)
     elapsed = time.monotonic() - started
     cpu, client_cpu = server.cpu_percent(None), client.cpu_percent(None)
-    channel = runstore.feed_channel(run["id"])
+    channel = naming.feed_channel(run["id"])
     with redis.Redis.from_url(redis_url) as store:
         subscriptions = dict(store.pubsub_numsub(channel))[channel.encode()]
     for task in tasks:

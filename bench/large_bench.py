@@ -68,7 +68,7 @@ from simulation_bench import reference_ms  # noqa: E402
 
 from heartbeat_site import processes  # noqa: E402
 from heartbeat_site.embedded_redis import free_port, start_embedded  # noqa: E402
-from heartbeat_site.live.frames import MAX_MESSAGE_BYTES  # noqa: E402
+from heartbeat_site.live.delivery.frames import MAX_MESSAGE_BYTES  # noqa: E402
 from simulation.clock import US  # noqa: E402
 from simulation.simulation import STARTUP_DONE_AT  # noqa: E402
 from tests.web.conftest import large_document, small_document  # noqa: E402

@@ -1,4 +1,5 @@
-"""Look-back benchmark: a cold seek anywhere in a long run, from its checkpoints (heartbeat_site/live/lookback.py).
+"""Look-back benchmark: a cold seek anywhere in a long run, from its checkpoints
+(heartbeat_site/live/lookback/from_checkpoints.py).
 
 A run that ended (``--nodes`` in three zones, 10 pods per node, ``--minutes`` long, a zone-b outage at half time:
 bench/simulation_bench.py's cluster; or a built-in with ``--scenario``) gets the checkpoint series its driver would
@@ -54,30 +55,31 @@ def write_series(run) -> tuple[list[tuple[float, int]], int, float]:
     """The checkpoints a driver of ``run`` leaves (as thinned), their positions, size and the wall time it took."""
     from django.conf import settings
 
-    from heartbeat_site.live import runstore
     from heartbeat_site.live.redis_client import get_redis
+    from heartbeat_site.live.runstore import checkpoint_series, ownership
     from simulation import Simulation, load_scenario
 
     started = time.perf_counter()
     every = settings.HEARTBEAT["CHECKPOINT_SECONDS"]
-    lease = runstore.Lease(run.id, "bench", ttl=3600)
+    lease = ownership.Lease(run.id, "bench", ttl=3600)
     lease.acquire()
     sim = Simulation(load_scenario(run.document), seed=run.seed)
     marks = [min(run.duration, every * k) for k in range(1, math.ceil(run.duration / every) + 1)]
     seq = sim.run_until(marks[0])[-1].seq
-    first = runstore.Checkpoint(t=sim.now, seq=seq, commands=[], sim=sim.checkpoint())
+    first = checkpoint_series.Checkpoint(t=sim.now, seq=seq, commands=[], sim=sim.checkpoint())
     for t in marks:  # placeholders of the real size: which the series keeps
-        lease.store_checkpoint(runstore.Checkpoint(t=t, seq=0, commands=[], sim=bytes(len(first.sim))))
-    kept = [t for t, _seq in runstore.checkpoint_positions(run.id)]
-    get_redis().delete(runstore.checkpoints_key(run.id))
+        lease.store_checkpoint(checkpoint_series.Checkpoint(t=t, seq=0, commands=[], sim=bytes(len(first.sim))))
+    kept = [t for t, _seq in checkpoint_series.checkpoint_positions(run.id)]
+    get_redis().delete(checkpoint_series.checkpoints_key(run.id))
     for t in kept:
         if t > sim.now:
             events = sim.run_until(t)
             seq = events[-1].seq if events else seq
-        checkpoint = first if t == first.t else runstore.Checkpoint(t=t, seq=seq, commands=[], sim=sim.checkpoint())
+        checkpoint = (first if t == first.t
+                      else checkpoint_series.Checkpoint(t=t, seq=seq, commands=[], sim=sim.checkpoint()))
         lease.store_checkpoint(checkpoint)
     lease.release()
-    return runstore.checkpoint_positions(run.id), len(first.sim), time.perf_counter() - started
+    return checkpoint_series.checkpoint_positions(run.id), len(first.sim), time.perf_counter() - started
 
 
 def rss_mb(pid: int) -> float:
@@ -87,36 +89,37 @@ def rss_mb(pid: int) -> float:
 def measure(doc: dict, memory_runs: int) -> dict:
     from django.test import Client
 
-    from heartbeat_site.live import replayer, runstore, seek
+    from heartbeat_site.live.lookback import replay_process, seek
     from heartbeat_site.live.redis_client import get_redis
+    from heartbeat_site.live.runstore import checkpoint_series
 
     run = ended_run(doc)
     positions, size, took = write_series(run)
     client = Client(HTTP_HOST="127.0.0.1")
 
     def get(run_id: str, t: float) -> float:
-        replayer.call(seek.forget, run_id, work=math.inf)  # nothing parked: a cold seek
+        replay_process.call(seek.forget, run_id, work=math.inf)  # nothing parked: a cold seek
         started = time.perf_counter()
         response = client.get(f"/api/runs/{run_id}/snapshot?t={t}")
         if response.status_code != 200:
             raise SystemExit(f"GET snapshot?t={t}: {response.status_code} {response.content[:200]!r}")
         return time.perf_counter() - started
 
-    child = replayer.child_pid()  # started before the seeks
+    child = replay_process.child_pid()  # started before the seeks
     targets = [t - 1.0 for t, _seq in positions] + [run.duration]
     seeks = []
     for t in targets:
-        start = runstore.nearest_checkpoint(positions, t)
+        start = checkpoint_series.nearest_checkpoint(positions, t)
         seeks.append((t, start[0] if start else 0.0, get(run.id, t)))
     memory = []
     if memory_runs:
         memory.append(("before", rss_mb(os.getpid()), rss_mb(child)))
         for i in range(memory_runs):
             other = ended_run(doc)
-            get_redis().copy(runstore.checkpoints_key(run.id), runstore.checkpoints_key(other.id))
+            get_redis().copy(checkpoint_series.checkpoints_key(run.id), checkpoint_series.checkpoints_key(other.id))
             get(other.id, run.duration - 1.0)
             memory.append((f"after run {i + 1}", rss_mb(os.getpid()), rss_mb(child)))
-    replayer.stop()
+    replay_process.stop()
     return {"nodes": run.node_count, "duration": run.duration, "positions": positions, "size": size, "took": took,
             "seeks": seeks, "memory": memory}
 

@@ -178,7 +178,7 @@ REBUILD_LINE = re.compile(r"(continued its checkpoint at t=([\d.]+) s|replayed f
 
 
 async def measure_takeover(base: str, nodes: int, minutes: float, speed: float, workers: dict, start_heir) -> dict:
-    from heartbeat_site.live import runstore  # after Django's set-up (main)
+    from heartbeat_site.live.runstore import ownership
 
     run = post(f"{base}/api/runs", {"document": document(nodes, minutes), "speed": speed})
     follower = Follower(run["ws_url"])
@@ -189,7 +189,7 @@ async def measure_takeover(base: str, nodes: int, minutes: float, speed: float, 
     while not follower.clock or follower.clock[-1][1] < 60 * minutes:
         assert time.monotonic() < deadline, f"the run did not reach its age within {patience:.0f} s"
         await asyncio.sleep(0.05)
-    holder = runstore.lease_holder(run["id"])
+    holder = ownership.lease_holder(run["id"])
     age = follower.clock[-1][1]
     killed = time.monotonic()
     # the longest wait between two frames while the run was live (checkpoints written meanwhile)
@@ -198,7 +198,7 @@ async def measure_takeover(base: str, nodes: int, minutes: float, speed: float, 
     gap = max((b - a for a, b in zip(before, before[1:], strict=False)), default=None)
     os.kill(workers["first"].pid, signal.SIGKILL)
     workers["first"].wait()
-    while runstore.lease_holder(run["id"]) in (holder, None) and time.monotonic() < killed + 300:
+    while ownership.lease_holder(run["id"]) in (holder, None) and time.monotonic() < killed + 300:
         await asyncio.sleep(0.05)
     taken = time.monotonic()
     while time.monotonic() < taken + 300 and not any(t > taken for t in follower.frames_at):

@@ -8,7 +8,7 @@ does to send frames, and reports how late it woke (the loop's lag) meanwhile:
 
 - ``in the web process``: ``HEARTBEAT_REPLAY_PROCESS=0``, the replay in the request's thread;
 - ``replay process``: the default, the replay in the web process's replay process
-  (heartbeat_site/live/replayer.py), started beforehand so that its start is not counted.
+  (heartbeat_site/live/lookback/replay_process.py), started beforehand so that its start is not counted.
 
 Each row: the seek's wall time, the lag's median, p99 and maximum, and the reference workload
 (``reference_ms()`` in bench/simulation_bench.py) to compare machines. Each mode starts with nothing
@@ -76,7 +76,7 @@ def measure(nodes: int, repeat: int) -> list[tuple[str, float, list[float]]]:
     from django.conf import settings
     from django.test import Client
 
-    from heartbeat_site.live import replayer, seek
+    from heartbeat_site.live.lookback import replay_process, seek
 
     run = ended_run(nodes)
     client = Client(HTTP_HOST="127.0.0.1")
@@ -93,14 +93,14 @@ def measure(nodes: int, repeat: int) -> list[tuple[str, float, list[float]]]:
         for _ in range(repeat):
             settings.HEARTBEAT = {**settings.HEARTBEAT, "REPLAY_PROCESS": in_child}
             seek.forget(run.id)
-            replayer.stop()
+            replay_process.stop()
             if in_child:
-                replayer.child_pid()  # started before the seek
+                replay_process.child_pid()  # started before the seek
             wall, round_lags = asyncio.run(lag_during(get))
             walls.append(wall)
             lags.extend(round_lags)
         rows.append((label, statistics.median(walls), lags))
-    replayer.stop()
+    replay_process.stop()
     return rows
 
 

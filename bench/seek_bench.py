@@ -1,6 +1,6 @@
 """Seek benchmark: ``GET /api/runs/<id>/snapshot?t=`` on a 15-minute, 180-node run (the built-in
 zone-outage-large-zones) that reached its end, through the Django view (heartbeat_site/live/api/snapshots.py,
-heartbeat_site/live/seek.py), in rounds each on an empty cache of parked simulations:
+heartbeat_site/live/lookback/seek.py), in rounds each on an empty cache of parked simulations:
 
 1. the first seek to the end: nothing is parked, the run is replayed from virtual time 0; then the
    checkpoints (a quarter, half, three quarters and all of the reached time) are built in the background,
@@ -99,7 +99,7 @@ def main() -> None:
 def measure(name: str, repeat: int) -> tuple[str, int, float, list[tuple]]:
     from django.test import Client
 
-    from heartbeat_site.live import seek
+    from heartbeat_site.live.lookback import seek
 
     run = ended_run(name)
     end = run.t_reached

@@ -10,7 +10,7 @@ django_asgi_app = get_asgi_application()  # must run before importing consumers 
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from heartbeat_site.live.routing import websocket_urlpatterns  # noqa: E402
+from heartbeat_site.live.delivery.routing import websocket_urlpatterns  # noqa: E402
 from heartbeat_site.websocket_origin import allowed_hosts_or_no_origin  # noqa: E402
 
 application = ProtocolTypeRouter(

@@ -9,8 +9,9 @@ from __future__ import annotations
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live import runstore
-from heartbeat_site.live.watchdog import seen_within
+from heartbeat_site.live import redis_client
+from heartbeat_site.live.driving.watchdog import seen_within
+from heartbeat_site.live.runstore import activity
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -32,7 +33,7 @@ def _database() -> None:
 
 
 def _workers() -> dict:
-    seen = runstore.live_workers(seen_within())
+    seen = activity.live_workers(seen_within())
     if not seen:
         raise RuntimeError(
             f"no worker reported in the last {seen_within():g} s (start one: celery -A heartbeat_site worker ...)"
@@ -41,7 +42,7 @@ def _workers() -> dict:
 
 
 def readyz(request: HttpRequest) -> JsonResponse:
-    checks = {"redis": _check(runstore.ping), "database": _check(_database)}
+    checks = {"redis": _check(redis_client.ping), "database": _check(_database)}
     checks["workers"] = (
         _check(_workers) if checks["redis"]["ok"] else {"ok": False, "error": "unknown: Redis cannot be reached"}
     )

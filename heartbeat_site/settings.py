@@ -119,7 +119,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
 # No channel layer (CHANNEL_LAYERS): a run's live messages go from its driver to every ASGI process on a Redis
-# pub/sub channel of the run's own, one subscription per process and run (heartbeat_site/live/publisher.py, fanout.py).
+# pub/sub channel of the run's own, one subscription per process and run (heartbeat_site/live/delivery/publisher.py,
+# fanout.py).
 
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
 CELERY_TASK_IGNORE_RESULT = True

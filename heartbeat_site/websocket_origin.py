@@ -18,7 +18,7 @@ from urllib.parse import ParseResult, urlparse
 from channels.security.websocket import OriginValidator
 from django.conf import settings
 
-from heartbeat_site.live import frames
+from heartbeat_site.live.delivery import frames
 
 REFUSED_CLOSE_CODE = 4403
 

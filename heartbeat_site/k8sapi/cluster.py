@@ -4,7 +4,7 @@ Where they come from (docs/kubectl.md, "Where the objects come from"): a base, t
 events of the run's event log after it (docs/simulation-api.md, "Snapshot"). The base is
 
 - for a run sent to viewers object by object (``detail.is_node_level`` false), its stored
-  snapshot (``runstore.read_snapshot_text``), the very one the pages start from, so a drill hides
+  snapshot (``snapshot_and_frames.read_snapshot_text``), the very one the pages start from, so a drill hides
   here exactly what it hides there;
 - for a node-level run, whose stored snapshot is trimmed (no pods, no EndpointSlices), the
   objects its driver holds, asked for over Redis as a page asks for a node's details
@@ -42,9 +42,11 @@ import orjson
 from heartbeat_site.k8sapi.status import K8sError
 from heartbeat_site.k8sapi.tables import RowCache
 from heartbeat_site.k8sapi.workloads import WORKLOAD_RESOURCES, Workloads
-from heartbeat_site.live import detail, replayer, runstore, seek
+from heartbeat_site.live.delivery import detail
+from heartbeat_site.live.lookback import replay_process, seek
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.redis_client import get_redis
+from heartbeat_site.live.runstore import detail_asks, event_log, ownership, run_state, snapshot_and_frames
 from simulation import load_scenario
 
 log = logging.getLogger(__name__)
@@ -358,7 +360,7 @@ def _follow(objs: RunObjects) -> None:
     try:
         while time.monotonic() - objs.used < FOLLOW_SECONDS:
             time.sleep(FOLLOW_EVERY)
-            state = runstore.read_state(objs.run_id)
+            state = run_state.read_state(objs.run_id)
             if "last_seq" not in state:
                 return
             with objs.lock:
@@ -376,7 +378,7 @@ def _forget_idle() -> None:
 
 
 def refresh(objs: RunObjects, run: Run) -> None:
-    state = runstore.read_state(run.id)
+    state = run_state.read_state(run.id)
     if "last_seq" in state:
         target_seq, target_t = int(state["last_seq"]), float(state["t"])
     else:  # Redis forgot the run (retention passed): what the database says it reached
@@ -391,7 +393,7 @@ def refresh(objs: RunObjects, run: Run) -> None:
 def _apply_log(objs: RunObjects, target_seq: int) -> bool:
     """Apply the logged events up to ``target_seq``; False when the log no longer has them."""
     while objs.last_seq < target_seq:
-        texts = runstore.event_texts_after(objs.run_id, objs.last_seq, LOG_CHUNK, upto=target_seq)
+        texts = event_log.event_texts_after(objs.run_id, objs.last_seq, LOG_CHUNK, upto=target_seq)
         if not texts or texts[0][0] != objs.last_seq + 1:
             return False
         objs.apply(orjson.loads(text) for _, text in texts)  # orjson: a 5,000-node run at 10x logs 5,000 a second
@@ -400,7 +402,7 @@ def _apply_log(objs: RunObjects, target_seq: int) -> bool:
 
 def _load_base(objs: RunObjects, run: Run, target_t: float) -> None:
     if not objs.node_level:
-        stored = runstore.read_snapshot_text(run.id)
+        stored = snapshot_and_frames.read_snapshot_text(run.id)
         if stored is not None:
             body = orjson.loads(stored)
             if body["snapshot"].get("detail") != detail.DETAIL:
@@ -416,23 +418,23 @@ def _load_base(objs: RunObjects, run: Run, target_t: float) -> None:
                      "loaded in %.1f s)", run.id, objs.last_seq, answered - asked, time.monotonic() - answered)
             return
     # nobody has the objects (an ended run past its retention, a driver not answering): replayed, beside
-    # this process's event loop for a large run (heartbeat_site/live/replayer.py)
+    # this process's event loop for a large run (heartbeat_site/live/lookback/replay_process.py)
     log.info("run %s: the API's objects replayed to t=%.1f s", run.id, target_t)
-    text = replayer.replay(seek.state_text, run, target_t, t=target_t)
+    text = replay_process.replay(seek.state_text, run, target_t, t=target_t)
     snapshot = orjson.loads(text)
     objs.load(snapshot["objects"], snapshot["t"], int(snapshot["last_seq"]))
 
 
 def _driven(run_id: str) -> bool:
     """Whether a driver holds the run's lease (docs/architecture.md §9.2): only then can it answer."""
-    return bool(get_redis().exists(runstore.lease_key(run_id)))
+    return bool(get_redis().exists(ownership.lease_key(run_id)))
 
 
 def _ask_driver(run_id: str) -> dict | None:
     """The driver's objects (``detail.cluster_objects``), or None when it does not answer with them."""
-    reply = f"{runstore.asks_key(run_id)}:{detail.OBJECTS_ASK}:{uuid.uuid4().hex}"
-    get_redis().rpush(runstore.asks_key(run_id), orjson.dumps({"kind": detail.OBJECTS_ASK, "reply": reply}))
-    text = runstore.wait_answer(reply, DRIVER_WAIT_SECONDS)
+    reply = f"{detail_asks.asks_key(run_id)}:{detail.OBJECTS_ASK}:{uuid.uuid4().hex}"
+    get_redis().rpush(detail_asks.asks_key(run_id), orjson.dumps({"kind": detail.OBJECTS_ASK, "reply": reply}))
+    text = detail_asks.wait_answer(reply, DRIVER_WAIT_SECONDS)
     if text is None:
         return None
     answer = orjson.loads(text)

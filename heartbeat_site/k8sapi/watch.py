@@ -1,7 +1,7 @@
 """``?watch=1``: a stream of JSON watch events (``ADDED``, ``MODIFIED``, ``DELETED``) that follows
 the live run in virtual time (``k8s.io/apiserver/pkg/endpoints/handlers/watch.go``).
 
-A watch joins the run's feed in this process (``heartbeat_site/live/fanout.py``), like a websocket
+A watch joins the run's feed in this process (``heartbeat_site/live/delivery/fanout.py``), like a websocket
 viewer, and counts as one. Each message of the run (a frame, a clock tick, the end) means the
 event log may have grown: the process's ``RunObjects`` is brought up to date once for all its
 watches (``_Refresher``) and each watch sends the changes after its own resourceVersion that its
@@ -26,8 +26,9 @@ from heartbeat_site.k8sapi import reads, tables
 from heartbeat_site.k8sapi.cluster import API_THREADS, Change, RunObjects, find_run, objects_of
 from heartbeat_site.k8sapi.resources import Resource
 from heartbeat_site.k8sapi.status import K8sError, status_body
-from heartbeat_site.live import fanout, runstore
+from heartbeat_site.live.delivery import fanout
 from heartbeat_site.live.models import Run
+from heartbeat_site.live.runstore import viewer_presence
 
 BOOKMARK_SECONDS = 10.0
 MAX_TIMEOUT_SECONDS = 3600.0
@@ -100,7 +101,7 @@ class Watch:
         inbox: fanout.Inbox = fanout.Inbox()
         viewer_id = f"kubectl-{uuid.uuid4().hex}"
         await fanout.join(self.run.id, viewer_id, inbox)
-        await asyncio.to_thread(runstore.add_viewers, self.run.id, [viewer_id])
+        await asyncio.to_thread(viewer_presence.add_viewers, self.run.id, [viewer_id])
         refresher = _refresher(self.run)
         deadline = time.monotonic() + timeout
         try:
@@ -143,7 +144,7 @@ class Watch:
                 objs = await refresher.refresh(time.monotonic())
         finally:
             await fanout.leave(self.run.id, viewer_id)
-            await asyncio.to_thread(runstore.remove_viewer, self.run.id, viewer_id)
+            await asyncio.to_thread(viewer_presence.remove_viewer, self.run.id, viewer_id)
 
     def _change_line(self, change: Change, objs: RunObjects) -> bytes:
         """The line of a change, encoded once for all the process's watches that print it alike."""

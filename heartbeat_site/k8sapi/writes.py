@@ -1,4 +1,4 @@
-"""The writes a trainer types, mapped onto the run's commands (``heartbeat_site/live/commands.py``):
+"""The writes a trainer types, mapped onto the run's commands (``heartbeat_site/live/runs/commands.py``):
 persisted, dated by the driver and replayed like any other command.
 
 - ``kubectl cordon``/``uncordon`` send a strategic merge patch of ``spec.unschedulable``
@@ -40,10 +40,10 @@ from heartbeat_site.k8sapi.cluster import objects_of
 from heartbeat_site.k8sapi.reads import one_object
 from heartbeat_site.k8sapi.resources import Resource
 from heartbeat_site.k8sapi.status import K8sError, forbidden, method_not_allowed
-from heartbeat_site.live import commands
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
-from heartbeat_site.live.tokens import bearer_token, token_matches
+from heartbeat_site.live.runs import commands
+from heartbeat_site.live.runs.tokens import bearer_token, token_matches
 
 VERBS = {"PATCH": "patch", "DELETE": "delete", "POST": "create", "PUT": "update"}
 OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"  # k8s.io/api/core/v1/well_known_taints.go TaintNodeOutOfService

@@ -30,3 +30,8 @@ def get_redis(*, binary: bool = False) -> redis.Redis:
                 )
                 _clients[(url, binary)] = client
     return client
+
+
+def ping() -> bool:
+    """Whether Redis answers: checked before a command is stored, so none is stored that no driver can be told of."""
+    return bool(get_redis().ping())

@@ -22,8 +22,8 @@ _driving_lock = threading.Lock()
 
 @shared_task(name="heartbeat.drive_run", ignore_result=True)
 def drive_run(run_id: str) -> str:
-    from heartbeat_site.live.comparison_driver import ComparisonDriver
-    from heartbeat_site.live.driver import RunDriver
+    from heartbeat_site.live.driving.comparison_driver import ComparisonDriver
+    from heartbeat_site.live.driving.driver import RunDriver
     from heartbeat_site.live.models import Run, RunKind
     from heartbeat_site.observe.driver import ObservationDriver
 
@@ -73,7 +73,7 @@ def _freeze_simulation_objects(**_: object) -> None:
 
 @worker_ready.connect
 def _start_watchdog(sender: object = None, **_: object) -> None:
-    from heartbeat_site.live.watchdog import start_watchdog_thread
+    from heartbeat_site.live.driving.watchdog import start_watchdog_thread
 
     name = getattr(sender, "hostname", None) or f"worker-{os.getpid()}"
     start_watchdog_thread(STOP, name, dispatch=drive_run.delay)

@@ -11,11 +11,11 @@ from django.http import HttpRequest, JsonResponse
 
 from heartbeat_site.live.api import links, runs
 from heartbeat_site.live.api.bodies import json_object
-from heartbeat_site.live.caps import check_run_caps, check_worker_capacity, client_key
 from heartbeat_site.live.errors import ApiError
-from heartbeat_site.live.fields import reject_unknown_keys
 from heartbeat_site.live.models import Run, RunKind
-from heartbeat_site.live.tokens import hash_token, new_token
+from heartbeat_site.live.runs.caps import check_run_caps, check_worker_capacity, client_key
+from heartbeat_site.live.runs.fields import reject_unknown_keys
+from heartbeat_site.live.runs.tokens import hash_token, new_token
 from heartbeat_site.observe import sealed
 from heartbeat_site.observe.access import check_allowed, target_from
 from heartbeat_site.observe.cluster import preflight

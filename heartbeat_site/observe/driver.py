@@ -1,6 +1,6 @@
 """The observing worker: one Celery task watches one real cluster while it holds the observation's Redis lease.
 
-It publishes what it sees as a simulated run's driver publishes its simulation (heartbeat_site/live/driver.py
+It publishes what it sees as a simulated run's driver publishes its simulation (heartbeat_site/live/driving/driver.py
 ``_flush``): the events into the run's bounded log and as frames on its feed, a snapshot every few seconds, a
 clock message each quiet second, all fenced by the lease. Its time axis is the wall clock: an observation's
 virtual time is the seconds since it started, at speed 1, never paused.
@@ -23,10 +23,12 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from heartbeat_site.live import fencing, frames, runstore
-from heartbeat_site.live.driver import QUIET_CLOCK_SECONDS, STOPPED_BY_TRAINER, guarded
+from heartbeat_site.live.delivery import frames
+from heartbeat_site.live.delivery.publisher import Publisher
+from heartbeat_site.live.driving import fencing
+from heartbeat_site.live.driving.driver import QUIET_CLOCK_SECONDS, STOPPED_BY_TRAINER, guarded
 from heartbeat_site.live.models import ACTIVE_STATUSES, Command, CommandStatus, Run, RunStatus
-from heartbeat_site.live.publisher import Publisher
+from heartbeat_site.live.runstore import activity, command_inbox, event_log, ownership, viewer_presence
 from heartbeat_site.observe import sealed
 from heartbeat_site.observe.changes import Change, ChangeMapper, meta, rfc3339
 from heartbeat_site.observe.cluster import Connection, Seen, Watcher
@@ -48,7 +50,7 @@ class ObservationDriver:
         self.stop = stop or threading.Event()
         self.interval: float = conf["FRAME_INTERVAL"]
         self.idle_seconds: float = conf["IDLE_SECONDS"]
-        self.lease = runstore.Lease(run_id, uuid.uuid4().hex, conf["LEASE_TTL"])
+        self.lease = ownership.Lease(run_id, uuid.uuid4().hex, conf["LEASE_TTL"])
         self.mapper = ChangeMapper()
         self.buffer: list[dict] = []
         self.published_seq = 0
@@ -62,7 +64,7 @@ class ObservationDriver:
     def drive(self) -> str:
         if not self.lease.acquire():
             return "owned-elsewhere"
-        self.keeper = runstore.LeaseKeeper(self.lease)
+        self.keeper = ownership.LeaseKeeper(self.lease)
         self.keeper.start()
         try:
             return guarded(f"observation {self.run_id}", self._drive, self._fail)
@@ -85,7 +87,7 @@ class ObservationDriver:
         self.fence = fencing.take(self.run_id)
         run = Run.objects.filter(pk=self.run_id).first() if self.fence is not None else None
         if run is None or run.status not in ACTIVE_STATUSES:
-            runstore.mark_inactive(self.run_id)
+            activity.mark_inactive(self.run_id)
             return "ended"
         self.run = run
         target = sealed.unseal(self.run_id)
@@ -125,7 +127,7 @@ class ObservationDriver:
                 return "worker-stopping"
             if self.keeper.lost.is_set():
                 return "lease-lost"
-            if runstore.wait_inbox(self.run_id, next_tick - mono()):  # a command was posted
+            if command_inbox.wait_inbox(self.run_id, next_tick - mono()):  # a command was posted
                 self._take_commands()
             if self.stopped_by_trainer:
                 self._end(RunStatus.FINISHED, STOPPED_BY_TRAINER)
@@ -183,19 +185,20 @@ class ObservationDriver:
             at = self.now()
             if command.action != "stop":
                 Command.objects.filter(pk=command.pk).update(status=CommandStatus.REJECTED, error=ONLY_STOP)
-                runstore.send_ack(self.run_id, command.seq, {"status": "rejected", "error": ONLY_STOP})
+                command_inbox.send_ack(self.run_id, command.seq, {"status": "rejected", "error": ONLY_STOP})
                 continue
             with self.fence.held() if self.fence is not None else contextlib.nullcontext():
                 claimed = Command.objects.filter(pk=command.pk, status=CommandStatus.PENDING).update(
                     at=at, status=CommandStatus.APPLIED, applied_at=timezone.now())
             if claimed:
                 self.stopped_by_trainer = True
-                runstore.send_ack(self.run_id, command.seq, {"status": "applied", "at": at, "clock": self._clock()})
+                command_inbox.send_ack(self.run_id, command.seq,
+                                       {"status": "applied", "at": at, "clock": self._clock()})
 
     def _housekeeping(self, now: float) -> str | None:
         if now - self.last_idle_check >= 1.0:
             self.last_idle_check = now
-            viewers = runstore.viewer_count(self.run_id)
+            viewers = viewer_presence.viewer_count(self.run_id)
             if viewers:
                 self.last_activity = now
             elif now - self.last_activity >= self.idle_seconds:
@@ -210,7 +213,7 @@ class ObservationDriver:
             self._send_clock()
         return None
 
-    # -- publishing (as heartbeat_site/live/driver.py does) -------------------------------------
+    # -- publishing (as heartbeat_site/live/driving/driver.py does) -------------------------------------
 
     def _update_run(self, **fields: object) -> None:
         """The run's row, while this driver still holds it (``fencing.Deposed`` otherwise, which ``guarded`` ends
@@ -227,7 +230,7 @@ class ObservationDriver:
 
     def _flush(self) -> bool:
         events, self.buffer = self.buffer, []
-        encoded = runstore.encode_events(events)
+        encoded = event_log.encode_events(events)
         last = events[-1]["seq"] if events else self.published_seq
         state = {**self._state(), "last_seq": last}
         if not self.lease.publish(encoded, state, resume_from=self.published_seq):
@@ -267,13 +270,13 @@ class ObservationDriver:
         if self.connection is not None:  # a worker that never watched keeps the snapshot its predecessor left
             self._store_snapshot()
         self._send("run.status", frames.status_message(status, reason, clock, self.published_seq))
-        runstore.mark_inactive(self.run_id)
+        activity.mark_inactive(self.run_id)
         log.info("observation %s ended (%s): %s", self.run_id, status, reason)
 
     def _fail(self, reason: str) -> None:
         with contextlib.suppress(fencing.Deposed):  # another driver has the run: its word stands
             self._update_run(status=RunStatus.FAILED, end_reason=reason[:200], ended_at=timezone.now())
-        runstore.mark_inactive(self.run_id)
+        activity.mark_inactive(self.run_id)
         message = frames.status_message(RunStatus.FAILED, reason, {}, self.published_seq)
         with contextlib.suppress(Exception):
             self.publisher.send({"type": "run.status", "text": frames.dumps(message)})

@@ -1,5 +1,5 @@
 """A real cluster's run as files (``GET /api/runs/<id>/export/<name>``): what a simulated run's exports are made
-of by replay (heartbeat_site/live/exports.py), made here of its event log, which holds everything it saw."""
+of by replay (heartbeat_site/live/lookback/exports.py), made here of its event log, which holds everything it saw."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from types import SimpleNamespace
 
 import yaml
 
-from heartbeat_site.live import exports, runstore
+from heartbeat_site.live.lookback import exports
 from heartbeat_site.live.models import Run
+from heartbeat_site.live.runstore import event_log
 from heartbeat_site.observe import lookback
 from simulation.cli import timeline_line
 
@@ -20,7 +21,7 @@ def logged(run: Run, t: float) -> list[dict]:
     """The run's logged events up to virtual time ``t``."""
     out: list[dict] = []
     after = 0
-    while events := runstore.events_after(run.id, after, CHUNK):
+    while events := event_log.events_after(run.id, after, CHUNK):
         out += [event for event in events if event["t"] <= t]
         if events[-1]["t"] > t or len(events) < CHUNK:
             break

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from heartbeat_site.live import frames, runstore
+from heartbeat_site.live.delivery import frames
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
+from heartbeat_site.live.runstore import event_log
 from heartbeat_site.observe.changes import ChangeMapper
 from heartbeat_site.observe.snapshot import grace_of, observed_snapshot
 
@@ -24,7 +25,7 @@ def snapshot_text(run: Run, t: float) -> str:
     zero: float | None = None
     after = 0
     while True:
-        events = runstore.events_after(run.id, after, CHUNK)
+        events = event_log.events_after(run.id, after, CHUNK)
         if after == 0 and events and events[0]["seq"] != 1:
             first = events[0]["seq"]
             raise ApiError(409, "older-than-the-log",

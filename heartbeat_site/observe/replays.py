@@ -16,12 +16,13 @@ from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 
-from heartbeat_site.live import frames, runstore
 from heartbeat_site.live.api import links
-from heartbeat_site.live.caps import client_key
+from heartbeat_site.live.delivery import frames
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import RecordedLog, Run, RunKind, RunStatus
-from heartbeat_site.live.tokens import hash_token, new_token
+from heartbeat_site.live.runs.caps import client_key
+from heartbeat_site.live.runs.tokens import hash_token, new_token
+from heartbeat_site.live.runstore import activity, event_log, ownership, run_state
 from heartbeat_site.observe.auditlog import NotAnAuditLog, Record, Skipped, records
 from heartbeat_site.observe.changes import ChangeMapper
 from heartbeat_site.observe.snapshot import grace_period, observed_snapshot
@@ -105,7 +106,7 @@ def _store(request: HttpRequest, writes: list[Record], events: list[dict], mappe
     before = observed_snapshot(ChangeMapper(), t=0.0, wall=start, version=version, grace=grace_period(version),
                                title=title, server="audit.k8s.io/v1")
     snapshot = frames.dumps(frames.snapshot_body(before, {"t": end, "speed": 1.0, "paused": True}, 0))
-    encoded = runstore.encode_events(events)
+    encoded = event_log.encode_events(events)
     RecordedLog.objects.create(run=run, events=zlib.compress("\n".join(text for _, text in encoded).encode()),
                                snapshot=zlib.compress(snapshot.encode()))
     _publish(run, encoded, snapshot)
@@ -114,7 +115,7 @@ def _store(request: HttpRequest, writes: list[Record], events: list[dict], mappe
 
 def _publish(run: Run, encoded: list[tuple[int, str]], snapshot: str) -> None:
     """The replay's events, state and snapshot in Redis, as an ended run's, kept for the retention."""
-    lease = runstore.Lease(run.id, uuid.uuid4().hex, settings.HEARTBEAT["LEASE_TTL"] * 10)
+    lease = ownership.Lease(run.id, uuid.uuid4().hex, settings.HEARTBEAT["LEASE_TTL"] * 10)
     lease.acquire()
     for i in range(0, len(encoded), PUBLISH_BATCH):
         lease.publish(encoded[i:i + PUBLISH_BATCH], {})
@@ -122,13 +123,13 @@ def _publish(run: Run, encoded: list[tuple[int, str]], snapshot: str) -> None:
                        "status": RunStatus.FINISHED, "fast_forward": ""})
     lease.store_snapshot(snapshot)
     lease.release()
-    runstore.mark_inactive(run.id)
+    activity.mark_inactive(run.id)
 
 
 def restore_if_forgotten(run: Run) -> None:
     """Publish a replayed audit log again when Redis no longer has it (its retention passed, Redis was emptied):
     the page, its look-back, event pages and exports then read it as on the day it was uploaded."""
-    if run.kind != RunKind.AUDIT_REPLAY or "t" in runstore.read_state(run.id):
+    if run.kind != RunKind.AUDIT_REPLAY or "t" in run_state.read_state(run.id):
         return
     kept = RecordedLog.objects.filter(run=run).first()
     if kept is None:

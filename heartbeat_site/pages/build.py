@@ -11,9 +11,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import get_language
 
-from heartbeat_site.live import preview
 from heartbeat_site.live.models import SharedScenario
-from heartbeat_site.live.saved_scenarios import find_document
+from heartbeat_site.live.runs import preview
+from heartbeat_site.live.runs.saved_scenarios import find_document
 from heartbeat_site.pages.build_strings import builder_strings
 from heartbeat_site.pages.strings import ui_strings
 from simulation import ScenarioError, load_scenario

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from heartbeat_site.live.saved_scenarios import find_document
+from heartbeat_site.live.runs.saved_scenarios import find_document
 from heartbeat_site.pages.faults import fault_actions
 from simulation import builtin_scenarios, load_scenario
 from simulation.lessons import builtin_drills, builtin_lessons

@@ -17,10 +17,10 @@ import { eventText } from "./why.js";
 
 const VIEWER_KEY = "heartbeat-viewer";
 const NICKNAME_KEY = "heartbeat-nickname";
-const NICKNAME_MAX = 40; // the server's limit (heartbeat_site/live/classroom.py)
+const NICKNAME_MAX = 40; // the server's limit (heartbeat_site/live/classroom/questions.py)
 const ANSWER_ERRORS = ["question-closed", "unknown-question", "bad-answer", "no-question"];
 const NODE_SELECT_FROM = 7; // more nodes than this: a <select> instead of a button per node
-const DIAGNOSIS = "diagnosis"; // a drill's one question (heartbeat_site/live/classroom.py)
+const DIAGNOSIS = "diagnosis"; // a drill's one question (heartbeat_site/live/classroom/questions.py)
 
 /** localStorage, or nothing where the browser refuses it (then this page remembers alone). */
 const memory = new Map();

@@ -5,7 +5,7 @@ import { getRun, sendCommand } from "./api.js";
 import { makeTranslator, readJson } from "./i18n.js";
 
 const ENDED = new Set(["finished", "idle", "failed", "stopped"]);
-const STOPPED_BY_TRAINER = "stopped by the trainer"; // heartbeat_site/live/driver.py STOPPED_BY_TRAINER
+const STOPPED_BY_TRAINER = "stopped by the trainer"; // heartbeat_site/live/driving/driver.py STOPPED_BY_TRAINER
 
 const config = readJson("run-config");
 const t = makeTranslator(config?.strings ?? {});

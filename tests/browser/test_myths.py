@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from heartbeat_site.live.classroom import find_lesson
+from heartbeat_site.live.classroom.questions import find_lesson
 from simulation.lessons.myths import builtin_myths
 from tests.web.live import http
 

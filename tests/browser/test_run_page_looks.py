@@ -81,8 +81,8 @@ def test_a_page_opened_before_the_driver_started_says_running_once_frames_come(b
                                                                                django_db_blocker):
     """A page that joins a run no driver has published yet is told it is starting (status pending); status
     messages come only at the end (docs/architecture.md), so the first frame is what says the run is going."""
-    from heartbeat_site.live import runstore
     from heartbeat_site.live.models import Run
+    from heartbeat_site.live.runstore import activity
     from simulation import load_scenario
     from tests.web.conftest import small_document
 
@@ -95,7 +95,7 @@ def test_a_page_opened_before_the_driver_started_says_running_once_frames_come(b
             control_token_hash="0" * 64)).result()
     page = open_page(browser, f"{stack.base}/runs/{run.id}/", offsite, viewport=LAPTOP)
     expect(page.locator("body")).to_have_attribute("data-run-status", "pending", timeout=30_000)
-    runstore.mark_active(run.id)  # an active run nobody drives: the worker's watchdog sends it a driver
+    activity.mark_active(run.id)  # an active run nobody drives: the worker's watchdog sends it a driver
     wait_for_cluster(page)
     expect(page.locator("body")).to_have_attribute("data-run-status", "running", timeout=30_000)
     expect(page.locator("#run-status")).to_have_text("")

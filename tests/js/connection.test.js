@@ -208,7 +208,7 @@ test("a handler that throws loses only its own message", async () => {
   assert.deepEqual(errors, ["Error: panel failed"]);
 });
 
-/** `text` as the server's parts of `size` characters (heartbeat_site/live/frames.py split_message). */
+/** `text` as the server's parts of `size` characters (heartbeat_site/live/delivery/frames.py split_message). */
 function parts(text, message, size) {
   const count = Math.ceil(text.length / size);
   return Array.from({ length: count }, (_, i) => JSON.stringify({

@@ -333,8 +333,9 @@ def test_the_snapshot_shows_the_force_detach_countdown_while_it_runs():
 
 
 def test_a_rebuilt_run_replays_a_live_force_delete_byte_for_byte():
-    """A worker rebuilding a run schedules its applied commands from time zero (heartbeat_site/live/replay.py):
-    the force delete of a pod that exists only later must be accepted then and give the same run."""
+    """A worker rebuilding a run schedules its applied commands from time zero
+    (heartbeat_site/live/lookback/rebuilding.py): the force delete of a pod that exists only later must be accepted
+    then and give the same run."""
     scenario = get_builtin("statefulset-node-lost")
     live = Simulation(scenario)
     events = [e.to_dict() for e in live.run_until(ACT)]

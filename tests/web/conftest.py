@@ -40,7 +40,7 @@ def settings_with_fast_acks(settings):
 
 @pytest.fixture
 def replays_here(settings):
-    """Replays in the test's own process (heartbeat_site/live/replayer.py), for tests that count or
+    """Replays in the test's own process (heartbeat_site/live/lookback/replay_process.py), for tests that count or
     inspect what a replay does with monkeypatch or the seek cache."""
     settings.HEARTBEAT = {**settings.HEARTBEAT, "REPLAY_PROCESS": False}
 
@@ -88,7 +88,7 @@ def large_document(nodes: int, name: str) -> dict:
 def reached_run(reached: float, status: str, fault: dict, at: float):
     """A three-node run that reached ``reached`` virtual seconds (its duration), ``fault`` applied at ``at``."""
     from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
-    from heartbeat_site.live.tokens import hash_token
+    from heartbeat_site.live.runs.tokens import hash_token
     from simulation import load_scenario
 
     scenario = load_scenario({**small_document(), "duration": f"{reached:g}s"})
@@ -136,7 +136,7 @@ DRIVERS: list[tuple[threading.Thread, threading.Event]] = []  # every driver thr
 
 def drive_in_thread(run_id: str) -> tuple[threading.Thread, threading.Event, list[str]]:
     """A run's driver in a thread of this process, as a worker runs it; stopped at the test's end at the latest."""
-    from heartbeat_site.live.driver import RunDriver  # imported once Django is set up
+    from heartbeat_site.live.driving.driver import RunDriver  # imported once Django is set up
 
     stop, outcome = threading.Event(), []
     thread = threading.Thread(target=lambda: outcome.append(RunDriver(run_id, stop=stop).drive()), daemon=True)

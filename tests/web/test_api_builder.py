@@ -1,5 +1,5 @@
 """The scenario builder's endpoints: validation with each problem at its field, in the command line's words,
-and the headless preview of a document's first minutes (heartbeat_site/live/preview.py)."""
+and the headless preview of a document's first minutes (heartbeat_site/live/runs/preview.py)."""
 
 from __future__ import annotations
 

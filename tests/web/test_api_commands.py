@@ -2,8 +2,8 @@
 
 import pytest
 
-from heartbeat_site.live import runstore
 from heartbeat_site.live.models import Command, CommandStatus, Run, RunStatus
+from heartbeat_site.live.runstore import command_inbox
 
 from .conftest import bearer, post_json
 
@@ -48,7 +48,7 @@ def test_command_is_persisted_in_order_and_pending_without_driver(api, new_run):
         (2, "control", "speed", CommandStatus.PENDING),
     ]
     assert rows[1].payload == {"action": "speed", "value": 20.0}
-    assert runstore.wait_inbox(run_id, 0.1) == [str(rows[0].pk), str(rows[1].pk)]
+    assert command_inbox.wait_inbox(run_id, 0.1) == [str(rows[0].pk), str(rows[1].pk)]
     listed = api.get(f"/api/runs/{run_id}/commands").json()["commands"]
     assert [c["seq"] for c in listed] == [1, 2]
 

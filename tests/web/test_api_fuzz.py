@@ -36,7 +36,7 @@ from schemathesis.checks import missing_required_header, negative_data_rejection
 
 from heartbeat_site.live.api.openapi import DOCUMENT
 from heartbeat_site.live.models import Run, RunStatus
-from heartbeat_site.live.tokens import hash_token
+from heartbeat_site.live.runs.tokens import hash_token
 from simulation import load_scenario
 from tests.web.conftest import small_document
 

@@ -2,10 +2,10 @@
 
 import pytest
 
-from heartbeat_site.live import runstore
 from heartbeat_site.live.models import Run, RunStatus
 from heartbeat_site.live.redis_client import get_redis
-from heartbeat_site.live.tokens import hash_token
+from heartbeat_site.live.runs.tokens import hash_token
+from heartbeat_site.live.runstore import activity
 from simulation import builtin_scenarios
 
 from .conftest import post_json, small_document
@@ -116,14 +116,14 @@ def test_ended_runs_do_not_count_against_caps(api, new_run, settings):
 @pytest.fixture
 def no_live_worker():
     """No worker seen (entries of workers other tests started and killed are dropped)."""
-    get_redis().delete(runstore.WORKERS)
+    get_redis().delete(activity.WORKERS)
 
 
 @pytest.fixture
 def one_live_worker(no_live_worker):
-    runstore.worker_seen("api-test-worker")
+    activity.worker_seen("api-test-worker")
     yield
-    runstore.worker_gone("api-test-worker")
+    activity.worker_gone("api-test-worker")
 
 
 def test_workers_full_is_503_naming_the_capacity(api, new_run, settings, one_live_worker):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from heartbeat_site.live.saved_scenarios import load_builtins
+from heartbeat_site.live.runs.saved_scenarios import load_builtins
 from simulation import builtin_scenarios
 
 from .conftest import post_json, small_document

@@ -9,9 +9,9 @@ import json
 import pytest
 import yaml
 
-from heartbeat_site.live import runstore
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.redis_client import get_redis
+from heartbeat_site.live.runstore import event_log, run_state, snapshot_and_frames
 
 from .conftest import reached_run
 
@@ -77,7 +77,8 @@ def test_a_runs_own_audit_log_replays_its_key_transitions(api, broken_run):
     assert (run.kind, run.status) == ("audit-replay", "finished")
     detail = api.get(f"/api/runs/{run.id}").json()
     assert (detail["kind"], detail["status"]) == ("audit-replay", "finished")
-    assert runstore.read_snapshot(run.id)["snapshot"]["objects"]["nodes"] == []  # the page draws it all as it joins
+    snapshot = snapshot_and_frames.read_snapshot(run.id)
+    assert snapshot["snapshot"]["objects"]["nodes"] == []  # the page draws it all as it joins
 
 
 def test_a_replay_exports_its_log_and_its_audit_log_replays_again_the_same(api, broken_run):
@@ -153,11 +154,11 @@ def test_a_replay_outlives_redis_forgetting_it(api, broken_run):
     client = get_redis()
     for key in client.keys(f"hb:run:{{{body['id']}}}:*"):
         client.delete(key)
-    assert runstore.read_state(body["id"]) == {}
+    assert run_state.read_state(body["id"]) == {}
 
     assert all_events(api, body["id"]) == replayed
     assert api.get(f"/api/runs/{body['id']}/export/summary.md").content == summary
     end = api.get(f"/api/runs/{body['id']}/snapshot").json()
     assert ready_of(end["snapshot"], "node-2") == "Unknown"
-    assert runstore.read_snapshot(body["id"])["snapshot"]["objects"]["nodes"] == []  # the page's start, again
-    assert client.ttl(runstore.log_key(body["id"])) > 0  # kept for the retention once more
+    assert snapshot_and_frames.read_snapshot(body["id"])["snapshot"]["objects"]["nodes"] == []  # the start, again
+    assert client.ttl(event_log.log_key(body["id"])) > 0  # kept for the retention once more

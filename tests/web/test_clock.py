@@ -2,9 +2,9 @@
 
 import pytest
 
-from heartbeat_site.live.driver import frame_interval
-from heartbeat_site.live.governor import LIMIT_WINDOW, SpeedGovernor, kept_speed
-from heartbeat_site.live.pacing import VirtualClock
+from heartbeat_site.live.driving.driver import frame_interval
+from heartbeat_site.live.driving.governor import LIMIT_WINDOW, SpeedGovernor, kept_speed
+from heartbeat_site.live.driving.pacing import VirtualClock
 
 
 class FakeMonotonic:

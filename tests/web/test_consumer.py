@@ -18,10 +18,11 @@ from channels.exceptions import StopConsumer
 from channels.testing import WebsocketCommunicator
 
 from heartbeat_site.asgi import application
-from heartbeat_site.live import fanout, frames, publisher, runstore
-from heartbeat_site.live.consumers import RunConsumer
+from heartbeat_site.live.delivery import fanout, frames, publisher
+from heartbeat_site.live.delivery.consumers import RunConsumer
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.redis_client import get_redis
+from heartbeat_site.live.runstore import event_log, naming, ownership, viewer_presence
 from simulation import Simulation, load_scenario
 
 from .conftest import reached_run
@@ -33,11 +34,11 @@ CLOCK = {"t": 1.0, "speed": 1.0, "paused": False}
 
 
 class FakeDriver:
-    """Publishes like heartbeat_site.live.driver.RunDriver, without a simulation."""
+    """Publishes like heartbeat_site.live.driving.driver.RunDriver, without a simulation."""
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
-        self.lease = runstore.Lease(run_id, uuid.uuid4().hex, ttl=30)
+        self.lease = ownership.Lease(run_id, uuid.uuid4().hex, ttl=30)
         assert self.lease.acquire()
 
     @staticmethod
@@ -53,7 +54,7 @@ class FakeDriver:
             "paused": 0,
             "status": "running",
         }
-        assert self.lease.publish(runstore.encode_events(events), state)
+        assert self.lease.publish(event_log.encode_events(events), state)
         return events
 
     def pause(self, t: float, last_seq: int) -> None:
@@ -271,7 +272,7 @@ async def test_viewer_count_and_presence_forwarding(run_id):
     await receive(b, "snapshot")
     assert (await receive(b, "presence"))["viewers"] == 2
     await b.disconnect()
-    assert runstore.viewer_count(run_id) == 1
+    assert viewer_presence.viewer_count(run_id) == 1
     text = frames.dumps({"type": "presence", "viewers": 1})
     publisher.publish(run_id, {"type": "run.presence", "text": text})
     assert (await receive(a, "presence")) == {"type": "presence", "viewers": 1}
@@ -299,7 +300,7 @@ async def test_live_frames_do_not_queue_on_the_thread_sensitive_executor(run_id,
     await ws.disconnect()
 
 
-feed_channel = runstore.feed_channel
+feed_channel = naming.feed_channel
 
 
 def group_subscribers(run_id: str) -> int:
@@ -341,22 +342,22 @@ async def test_viewers_in_one_process_share_one_feed_and_each_get_every_frame_on
 
 async def test_the_feed_keeps_viewers_registered_while_only_frames_flow(run_id, monkeypatch):
     """A busy run sends frames, never a quiet-second clock message: registrations must not lapse."""
-    monkeypatch.setattr("heartbeat_site.live.fanout.VIEWER_REFRESH_SECONDS", 0.0)
+    monkeypatch.setattr("heartbeat_site.live.delivery.fanout.VIEWER_REFRESH_SECONDS", 0.0)
     driver = FakeDriver(run_id)
     driver.snapshot(0)
     ws, _ = await connect(f"/ws/runs/{run_id}/")
     await receive(ws, "snapshot")
-    registered = get_redis().zrange(runstore.viewers_key(run_id), 0, -1, withscores=True)
+    registered = get_redis().zrange(viewer_presence.viewers_key(run_id), 0, -1, withscores=True)
     assert len(registered) == 1
     viewer, since = registered[0]
     driver.log(1, 1)
     await driver.frame(1, 1)
     await seqs_until(ws, 1)
     for _ in range(200):  # the refresh runs in a thread after the frame was handed out
-        if get_redis().zscore(runstore.viewers_key(run_id), viewer) > since:
+        if get_redis().zscore(viewer_presence.viewers_key(run_id), viewer) > since:
             break
         await asyncio.sleep(0.01)
-    assert get_redis().zscore(runstore.viewers_key(run_id), viewer) > since
+    assert get_redis().zscore(viewer_presence.viewers_key(run_id), viewer) > since
     await ws.disconnect()
 
 

@@ -11,8 +11,9 @@ import json
 
 import pytest
 
-from heartbeat_site.live import detail, runstore
-from heartbeat_site.live.publisher import Publisher
+from heartbeat_site.live.delivery import detail
+from heartbeat_site.live.delivery.publisher import Publisher
+from heartbeat_site.live.runstore import detail_asks, ownership, run_state
 from simulation import Simulation, load_scenario
 
 from .page_store import store_view
@@ -60,21 +61,21 @@ def driven(run_factory, monkeypatch):  # noqa: F811
     every snapshot it stored and the answer to the viewer's ask, in the order a viewer gets them."""
     sent: list[dict] = []
     monkeypatch.setattr(Publisher, "send", lambda self, message: sent.append(message))
-    store_snapshot = runstore.Lease.store_snapshot
+    store_snapshot = ownership.Lease.store_snapshot
 
     def keep_snapshot(lease, text):
         sent.append({"type": "stored-snapshot", "text": text})
         return store_snapshot(lease, text)
 
-    monkeypatch.setattr(runstore.Lease, "store_snapshot", keep_snapshot)
+    monkeypatch.setattr(ownership.Lease, "store_snapshot", keep_snapshot)
     run = run_factory(speed=100, document={**outage_document(), "duration": "7m"})
     thread, _, outcome = drive_in_thread(run.id)
     # asked once the nodes registered (about 8 s in), as a page asks for the node it shows
-    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 20, what="t > 20")
-    reply = runstore.ask_detail(run.id, WATCHED)
+    wait_for(lambda: float(run_state.read_state(run.id).get("t", 0)) > 20, what="t > 20")
+    reply = detail_asks.ask_detail(run.id, WATCHED)
     thread.join(120)
     assert outcome == ["finished"]
-    answer = runstore.wait_answer(reply, timeout=5)
+    answer = detail_asks.wait_answer(reply, timeout=5)
     assert answer is not None, "the driver did not answer the viewer's detail ask"
     return run, sent, json.loads(answer)
 

@@ -12,13 +12,22 @@ import redis
 from django.conf import settings
 from django.test import Client
 
-from heartbeat_site.live import publisher, runstore
-from heartbeat_site.live.driver import QUIET_CLOCK_SECONDS, RunDriver
+from heartbeat_site.live.delivery import publisher
+from heartbeat_site.live.delivery.publisher import Publisher
+from heartbeat_site.live.driving.driver import QUIET_CLOCK_SECONDS, RunDriver
+from heartbeat_site.live.lookback.rebuilding import replay_until
 from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run, RunStatus
-from heartbeat_site.live.publisher import Publisher
 from heartbeat_site.live.redis_client import get_redis
-from heartbeat_site.live.replay import replay_until
-from heartbeat_site.live.tokens import hash_token
+from heartbeat_site.live.runs.tokens import hash_token
+from heartbeat_site.live.runstore import (
+    activity,
+    command_inbox,
+    event_log,
+    naming,
+    ownership,
+    run_state,
+    snapshot_and_frames,
+)
 from simulation import Simulation, load_scenario
 from simulation.lessons import get_lesson
 
@@ -47,14 +56,14 @@ def run_factory(settings):
             control_token_hash=hash_token("t"),
             **fields,
         )
-        runstore.mark_active(run.id)
+        activity.mark_active(run.id)
         created.append(run.id)
         return run
 
     yield make
     client = get_redis()
     for run_id in created:
-        client.srem(runstore.ACTIVE_RUNS, run_id)
+        client.srem(activity.ACTIVE_RUNS, run_id)
         for key in client.keys(f"hb:run:{{{run_id}}}:*"):
             client.delete(key)
 
@@ -62,7 +71,7 @@ def run_factory(settings):
 
 
 def logged_events(run_id: str) -> list[dict]:
-    return runstore.events_after(run_id, 0, 10**6)
+    return event_log.events_after(run_id, 0, 10**6)
 
 
 def reference(run: Run, commands: list[Command]) -> list[dict]:
@@ -89,8 +98,8 @@ def test_run_to_the_end_publishes_every_event_once(run_factory):
     events = logged_events(run.id)
     assert events_hash(events) == events_hash(reference(run, []))
     assert run.last_seq == events[-1]["seq"]
-    assert runstore.read_snapshot(run.id)["last_seq"] == run.last_seq
-    assert run.id not in runstore.active_runs()
+    assert snapshot_and_frames.read_snapshot(run.id)["last_seq"] == run.last_seq
+    assert run.id not in activity.active_runs()
 
 
 
@@ -98,11 +107,11 @@ def test_a_driver_held_up_past_its_lease_goes_on_when_nobody_took_the_run(run_fa
     """A process starved of CPU (a loaded machine) renews nothing for longer than the lease. When the
     watchdog has not given the run to another driver meanwhile, the driver carries on: no lost run,
     every event once."""
-    monkeypatch.setattr(runstore.LeaseKeeper, "_run", lambda keeper: keeper._stop.wait())  # renews nothing
+    monkeypatch.setattr(ownership.LeaseKeeper, "_run", lambda keeper: keeper._stop.wait())  # renews nothing
     run = run_factory(speed=20, duration="1m")
     thread, _, outcome = drive_in_thread(run.id)
-    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 10, what="t > 10")
-    get_redis().delete(runstore.lease_key(run.id))  # lapsed while the driver was held up
+    wait_for(lambda: float(run_state.read_state(run.id).get("t", 0)) > 10, what="t > 10")
+    get_redis().delete(ownership.lease_key(run.id))  # lapsed while the driver was held up
     thread.join(30)
     assert outcome == ["finished"]
     assert events_hash(logged_events(run.id)) == events_hash(reference(run, []))
@@ -115,7 +124,7 @@ class Starvation:
         self.thread: threading.Thread | None = None
         self.starving, self.starved, self.woken = threading.Event(), threading.Event(), threading.Event()
         self.inbox: list[str] = []
-        real_wait_inbox = runstore.wait_inbox
+        real_wait_inbox = command_inbox.wait_inbox
 
         def wait_inbox(run_id: str, timeout: float) -> list[str]:
             if self.starving.is_set() and threading.current_thread() is self.thread:
@@ -124,8 +133,8 @@ class Starvation:
                 return self.inbox
             return real_wait_inbox(run_id, timeout)
 
-        monkeypatch.setattr(runstore, "wait_inbox", wait_inbox)
-        monkeypatch.setattr(runstore.LeaseKeeper, "_run", lambda keeper: keeper._stop.wait())  # renews nothing
+        monkeypatch.setattr(command_inbox, "wait_inbox", wait_inbox)
+        monkeypatch.setattr(ownership.LeaseKeeper, "_run", lambda keeper: keeper._stop.wait())  # renews nothing
 
     def drive(self, run_id: str) -> list[str]:
         """The driver to starve, started; its outcome once it returns."""
@@ -136,8 +145,8 @@ class Starvation:
         """Hold the driver; its lease lapses (the watchdog may dispatch the run again). The published time then."""
         self.starving.set()
         assert self.starved.wait(10)
-        get_redis().delete(runstore.lease_key(run_id))
-        return float(runstore.read_state(run_id)["t"])
+        get_redis().delete(ownership.lease_key(run_id))
+        return float(run_state.read_state(run_id)["t"])
 
     def wake(self, inbox: tuple[str, ...] = ()) -> None:
         self.inbox.extend(inbox)
@@ -155,21 +164,21 @@ def test_a_driver_starved_past_its_lease_claims_nothing_its_successor_does_not_s
     starvation = Starvation(monkeypatch)
     run = run_factory(speed=20, duration="2m")
     first_outcome = starvation.drive(run.id)
-    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 10, what="t > 10")
+    wait_for(lambda: float(run_state.read_state(run.id).get("t", 0)) > 10, what="t > 10")
     starved_at = starvation.starve(run.id)
     successor, _, successor_outcome = drive_in_thread(run.id)
-    wait_for(lambda: float(runstore.read_state(run.id)["t"]) > starved_at + 5, what="the successor driving")
+    wait_for(lambda: float(run_state.read_state(run.id)["t"]) > starved_at + 5, what="the successor driving")
 
     command = Command.objects.create(run=run, seq=1, kind=CommandKind.FAULT, action="stop-kubelet",
                                      payload={"action": "stop-kubelet", "node": "node-2"})
     starvation.wake(inbox=(str(command.pk),))
     command.refresh_from_db()
     assert (command.status, command.at) == (CommandStatus.PENDING, None)  # claimed nothing
-    assert get_redis().llen(runstore.ack_key(run.id, command.seq)) == 0  # told the trainer nothing
+    assert get_redis().llen(command_inbox.ack_key(run.id, command.seq)) == 0  # told the trainer nothing
     assert first_outcome == ["deposed"]
 
-    runstore.notify_command(run.id, command.pk)  # the successor's inbox
-    ack = runstore.wait_ack(run.id, command.seq, 5)
+    command_inbox.notify_command(run.id, command.pk)  # the successor's inbox
+    ack = command_inbox.wait_ack(run.id, command.seq, 5)
     successor.join(30)
     assert successor_outcome == ["finished"]
     command.refresh_from_db()
@@ -191,10 +200,10 @@ def test_a_starved_lessons_driver_does_not_start_again_a_step_its_successor_star
     starvation = Starvation(monkeypatch)
     run = run_factory(speed=20, document=lesson.scenario.document, lesson=lesson.name)
     first_outcome = starvation.drive(run.id)
-    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 20, what="t > 20")
+    wait_for(lambda: float(run_state.read_state(run.id).get("t", 0)) > 20, what="t > 20")
     assert starvation.starve(run.id) < 50, "starved before the step"
     successor, stop_successor, successor_outcome = drive_in_thread(run.id)
-    wait_for(lambda: runstore.read_state(run.id).get("paused") == "1", what="the successor at the step's question")
+    wait_for(lambda: run_state.read_state(run.id).get("paused") == "1", what="the successor at the step's question")
 
     starvation.wake()
     faults = Command.objects.filter(run=run, kind=CommandKind.FAULT)
@@ -207,14 +216,14 @@ def test_a_starved_lessons_driver_does_not_start_again_a_step_its_successor_star
     assert successor_outcome == ["worker-stopping"]
     events = logged_events(run.id)
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
-    _, replayed = replay_until(run, float(runstore.read_state(run.id)["t"]))
+    _, replayed = replay_until(run, float(run_state.read_state(run.id)["t"]))
     assert events_hash(events) == events_hash([e.to_dict() for e in replayed])
 
 
 def test_command_gets_at_persisted_before_it_applies(run_factory):
     run = run_factory(speed=20, duration="3m")
     thread, stop, _ = drive_in_thread(run.id)
-    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 10, what="t > 10")
+    wait_for(lambda: float(run_state.read_state(run.id).get("t", 0)) > 10, what="t > 10")
     command = Command.objects.create(
         run=run,
         seq=1,
@@ -222,8 +231,8 @@ def test_command_gets_at_persisted_before_it_applies(run_factory):
         action="stop-kubelet",
         payload={"action": "stop-kubelet", "node": "node-2"},
     )
-    runstore.notify_command(run.id, command.pk)
-    ack = runstore.wait_ack(run.id, command.seq, 5)
+    command_inbox.notify_command(run.id, command.pk)
+    ack = command_inbox.wait_ack(run.id, command.seq, 5)
     command.refresh_from_db()
     assert ack["status"] == "applied" and command.status == CommandStatus.APPLIED
     assert command.at == ack["at"] > 10
@@ -239,7 +248,7 @@ def test_a_commands_answer_gives_the_virtual_time_its_viewers_see_the_fault_at(r
     driver chose (the run is 10 s or more in when the request comes)."""
     run = run_factory(speed=20, duration="3m")
     thread, stop, _ = drive_in_thread(run.id)
-    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 10, what="t > 10")
+    wait_for(lambda: float(run_state.read_state(run.id).get("t", 0)) > 10, what="t > 10")
     response = post_json(Client(enforce_csrf_checks=True), f"/api/runs/{run.id}/commands",
                          {"action": "stop-kubelet", "node": "node-2"}, **bearer("t"))
     assert response.status_code == 202, response.content
@@ -263,7 +272,7 @@ def test_a_fault_is_published_at_once_not_at_the_end_of_the_slice(run_factory, s
                         lambda publisher, message: (sent.append(message), real_send(publisher, message)))
     frames = lambda: [json.loads(m["text"]) for m in list(sent) if m["type"] == "run.frame"]  # noqa: E731
     thread, stop, _ = drive_in_thread(run.id)
-    wait_for(lambda: runstore.read_state(run.id).get("status") == RunStatus.RUNNING, what="the driver")
+    wait_for(lambda: run_state.read_state(run.id).get("status") == RunStatus.RUNNING, what="the driver")
     command = Command.objects.create(
         run=run,
         seq=1,
@@ -271,8 +280,8 @@ def test_a_fault_is_published_at_once_not_at_the_end_of_the_slice(run_factory, s
         action="stop-kubelet",
         payload={"action": "stop-kubelet", "node": "node-2"},
     )
-    runstore.notify_command(run.id, command.pk)
-    ack = runstore.wait_ack(run.id, command.seq, 5)
+    command_inbox.notify_command(run.id, command.pk)
+    ack = command_inbox.wait_ack(run.id, command.seq, 5)
     assert ack["status"] == "applied"
     wait_for(lambda: any(e["type"] == "fault" for f in frames() for e in f["events"]), timeout=60,
              what="the fault's frame (the slice ends 120 s after it began)")
@@ -294,8 +303,8 @@ def test_rejected_command_is_marked_and_not_replayed(run_factory):
         action="stop-kubelet",
         payload={"action": "stop-kubelet", "node": "node-77"},
     )
-    runstore.notify_command(run.id, command.pk)
-    ack = runstore.wait_ack(run.id, command.seq, 5)
+    command_inbox.notify_command(run.id, command.pk)
+    ack = command_inbox.wait_ack(run.id, command.seq, 5)
     stop.set()
     thread.join(10)
     command.refresh_from_db()
@@ -306,7 +315,7 @@ def test_rejected_command_is_marked_and_not_replayed(run_factory):
 def test_second_driver_continues_exactly_where_the_first_stopped(run_factory):
     run = run_factory(speed=50, duration="3m")
     first, stop_first, outcome_first = drive_in_thread(run.id)
-    wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) > 30, what="t > 30")
+    wait_for(lambda: float(run_state.read_state(run.id).get("t", 0)) > 30, what="t > 30")
     command = Command.objects.create(
         run=run,
         seq=1,
@@ -314,12 +323,12 @@ def test_second_driver_continues_exactly_where_the_first_stopped(run_factory):
         action="stop-kubelet",
         payload={"action": "stop-kubelet", "node": "node-1"},
     )
-    runstore.notify_command(run.id, command.pk)
-    assert runstore.wait_ack(run.id, command.seq, 5)["status"] == "applied"
+    command_inbox.notify_command(run.id, command.pk)
+    assert command_inbox.wait_ack(run.id, command.seq, 5)["status"] == "applied"
     stop_first.set()
     first.join(10)
     assert outcome_first == ["worker-stopping"]
-    assert runstore.lease_holder(run.id) is None
+    assert ownership.lease_holder(run.id) is None
 
     second, _, outcome_second = drive_in_thread(run.id)
     second.join(30)
@@ -333,17 +342,17 @@ def test_second_driver_continues_exactly_where_the_first_stopped(run_factory):
 def test_a_driver_that_lost_its_lease_stops_publishing(run_factory):
     run = run_factory(speed=5, duration="30m")
     thread, _, outcome = drive_in_thread(run.id)
-    wait_for(lambda: runstore.lease_holder(run.id) is not None, what="lease")
-    get_redis().set(runstore.lease_key(run.id), "usurper", px=10_000)
+    wait_for(lambda: ownership.lease_holder(run.id) is not None, what="lease")
+    get_redis().set(ownership.lease_key(run.id), "usurper", px=10_000)
     thread.join(10)
     assert outcome == ["lease-lost"]
-    assert runstore.lease_holder(run.id) == "usurper"
+    assert ownership.lease_holder(run.id) == "usurper"
 
 
 def test_only_one_driver_owns_a_run(run_factory):
     run = run_factory(speed=1, duration="30m")
     thread, stop, _ = drive_in_thread(run.id)
-    wait_for(lambda: runstore.lease_holder(run.id) is not None, what="lease")
+    wait_for(lambda: ownership.lease_holder(run.id) is not None, what="lease")
     assert RunDriver(run.id).drive() == "owned-elsewhere"
     stop.set()
     thread.join(10)
@@ -362,13 +371,13 @@ def test_idle_run_stops(run_factory, settings):
 def test_ended_run_is_not_driven_again(run_factory):
     run = run_factory(status=RunStatus.FINISHED)
     assert RunDriver(run.id).drive() == "ended"
-    assert run.id not in runstore.active_runs()
+    assert run.id not in activity.active_runs()
 
 
 def test_a_run_redis_remembers_but_the_database_lacks_is_dropped_quietly(run_factory):
-    runstore.mark_active("gone-run-1")
+    activity.mark_active("gone-run-1")
     assert RunDriver("gone-run-1").drive() == "unknown-run"
-    assert "gone-run-1" not in runstore.active_runs()
+    assert "gone-run-1" not in activity.active_runs()
 
 
 def test_events_api_regenerates_what_redis_forgot(run_factory):
@@ -380,7 +389,7 @@ def test_events_api_regenerates_what_redis_forgot(run_factory):
     published = logged_events(run.id)
     api = Client()
     from_log = api.get(f"/api/runs/{run.id}/events?after=10&limit=20").json()
-    get_redis().delete(runstore.log_key(run.id), runstore.state_key(run.id))
+    get_redis().delete(event_log.log_key(run.id), run_state.state_key(run.id))
     replayed = api.get(f"/api/runs/{run.id}/events?after=10&limit=20").json()
     assert [e["seq"] for e in replayed["events"]] == list(range(11, 31))
     assert events_hash(replayed["events"]) == events_hash(from_log["events"]) == events_hash(published[10:30])
@@ -409,7 +418,7 @@ class FeedListener:
         # the bytes as fanout.py gets them
         self.client = redis.Redis.from_url(settings.REDIS_URL)
         self.pubsub = self.client.pubsub()
-        self.pubsub.subscribe(runstore.feed_channel(run_id))
+        self.pubsub.subscribe(naming.feed_channel(run_id))
         self.pubsub.get_message(timeout=5)  # the subscription's confirmation: subscribed before the driver starts
         self.messages: list[dict] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -456,8 +465,8 @@ def test_viewers_get_a_clock_message_on_pause_and_each_quiet_second(run_factory)
         command = Command.objects.create(
             run=run, seq=1, kind=CommandKind.CONTROL, action="pause", payload={"action": "pause"}
         )
-        runstore.notify_command(run.id, command.pk)
-        assert runstore.wait_ack(run.id, command.seq, 5)["status"] == "applied"
+        command_inbox.notify_command(run.id, command.pk)
+        assert command_inbox.wait_ack(run.id, command.seq, 5)["status"] == "applied"
         paused = listener.wait("run.clock", lambda m: m["clock"]["paused"], "the pause's clock message")
         frames_then = len(listener.texts("run.frame"))
         # paused, nothing happens: still a clock message each quiet second (not more often), at the same
@@ -484,7 +493,7 @@ def test_viewers_are_told_when_a_run_ends_idle(run_factory, settings):
     listener = drive_until_it_ends(run_factory(speed=1, duration="30m"), "idle")
     [status] = listener.texts("run.status")
     assert status["status"] == "idle" and "nobody watched" in status["reason"]
-    assert status["last_seq"] == int(runstore.read_state(listener.run_id)["last_seq"]) > 0
+    assert status["last_seq"] == int(run_state.read_state(listener.run_id)["last_seq"]) > 0
     listener.close()
 
 
@@ -525,7 +534,7 @@ def test_paging_through_what_redis_forgot_goes_on_from_page_to_page(run_factory,
     thread, _, _ = drive_in_thread(run.id)
     thread.join(30)
     published = logged_events(run.id)
-    get_redis().delete(runstore.log_key(run.id))
+    get_redis().delete(event_log.log_key(run.id))
     api = Client()
     paged = page_through(api, run.id, "limit=20")
     assert len(paged) == len(published) > 100  # several pages
@@ -540,14 +549,14 @@ def test_filtered_pages_fill_up_to_the_limit_with_matching_events(run_factory, f
     a large run's late joiner reads its timeline's node transitions without the pods' thousands."""
     from django.test import Client
 
-    from heartbeat_site.live import detail
+    from heartbeat_site.live.delivery import detail
 
     run = run_factory(speed=100, duration="1m")
     thread, _, _ = drive_in_thread(run.id)
     thread.join(30)
     published = logged_events(run.id)
     if forgotten:
-        get_redis().delete(runstore.log_key(run.id))
+        get_redis().delete(event_log.log_key(run.id))
     wanted = [e for e in published if e["type"] == "transition" and e["kind"] not in detail.POD_TRANSITIONS]
     pod_transitions = [e for e in published if e["type"] == "transition" and e["kind"] in detail.POD_TRANSITIONS]
     assert len(wanted) > 4 and pod_transitions
@@ -576,7 +585,7 @@ def test_a_drills_replayed_pages_are_filtered_as_its_viewers_saw_the_events(run_
     `hidden` placeholders), and a type filter applies to what is shown: no fault event slips through."""
     from django.test import Client
 
-    from heartbeat_site.live import classroom
+    from heartbeat_site.live.classroom import questions
 
     run = run_factory(speed=100, duration="1m")
     fault = {"at": "10s", "action": "stop-kubelet", "node": "node-2"}  # the drill's cause
@@ -585,8 +594,8 @@ def test_a_drills_replayed_pages_are_filtered_as_its_viewers_saw_the_events(run_
     thread.join(30)
     published = logged_events(run.id)
     Run.objects.filter(pk=run.id).update(drill="silent-node", revealed=False)
-    get_redis().delete(runstore.log_key(run.id))
-    shown = [classroom.viewer_event(e) for e in published]
+    get_redis().delete(event_log.log_key(run.id))
+    shown = [questions.viewer_event(e) for e in published]
     wanted = [e for e in shown if e["type"] in ("transition", "hidden")]
     assert len(wanted) > 6 and any(e["type"] == "hidden" for e in wanted)
     assert page_through(Client(), run.id, "limit=5&types=transition,hidden") == wanted
@@ -615,7 +624,7 @@ def test_a_simulation_error_fails_the_run_and_tells_its_viewers(run_factory, mon
     assert outcome == ["failed"]
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and "a bug in the simulation" in run.end_reason and run.ended_at
-    assert run.id not in runstore.active_runs()
+    assert run.id not in activity.active_runs()
     statuses = [json.loads(m["text"]) for m in sent if m["type"] == "run.status"]
     assert [(s["status"], "a bug in the simulation" in s["reason"]) for s in statuses] == [(RunStatus.FAILED, True)]
     body = Client().get(f"/api/runs/{run.id}").json()
@@ -631,7 +640,7 @@ def test_an_ended_runs_log_and_snapshot_leave_redis_after_the_retention_and_are_
     settings.HEARTBEAT = {**settings.HEARTBEAT, "RETENTION_SECONDS": 3}
     run = run_factory(speed=20, duration="1m")
     thread, _, outcome = drive_in_thread(run.id)
-    keys = [runstore.log_key(run.id), runstore.snapshot_key(run.id), runstore.state_key(run.id)]
+    keys = [event_log.log_key(run.id), snapshot_and_frames.snapshot_key(run.id), run_state.state_key(run.id)]
     wait_for(lambda: all(get_redis().exists(key) for key in keys), what="the run's log, snapshot and state")
     assert [get_redis().ttl(key) for key in keys] == [-1, -1, -1]  # running: kept
     thread.join(30)

@@ -9,10 +9,10 @@ import pytest_asyncio
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from heartbeat_site.live import commands
 from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
 from heartbeat_site.live.redis_client import get_redis
-from heartbeat_site.live.tokens import hash_token
+from heartbeat_site.live.runs import commands
+from heartbeat_site.live.runs.tokens import hash_token
 
 from .conftest import bearer, post_json, small_document
 from .test_consumer import FakeDriver, connect, receive

@@ -2,7 +2,7 @@
 
 import json
 
-from heartbeat_site.live import frames
+from heartbeat_site.live.delivery import frames
 
 CLOCK = {"t": 12.0, "speed": 10.0, "paused": False}
 

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from heartbeat_site.k8sapi import cluster, reads
-from heartbeat_site.live import runstore
+from heartbeat_site.live.runstore import run_state
 
 from .conftest import drive_in_thread
 from .test_driver import run_factory, wait_for  # noqa: F401 (run_factory: a fixture)
@@ -25,12 +25,12 @@ def test_a_node_level_runs_objects_follow_its_log_between_requests(run_factory, 
     run = run_factory(speed=20, duration="10m")
     thread, stop, _ = drive_in_thread(run.id)
     try:
-        wait_for(lambda: int(runstore.read_state(run.id).get("last_seq", 0)) > 20, what="the run's first events")
+        wait_for(lambda: int(run_state.read_state(run.id).get("last_seq", 0)) > 20, what="the run's first events")
         objs = cluster.objects_of(run)  # one request: the driver's objects, then the log
         assert objs.node_level and objs.objects["nodes"]
         first = objs.last_seq
         def caught_up() -> bool:  # within a few dozen events of what the driver published, no request made
-            return objs.last_seq > first + 20 and objs.last_seq >= int(runstore.read_state(run.id)["last_seq"]) - 50
+            return objs.last_seq > first + 20 and objs.last_seq >= int(run_state.read_state(run.id)["last_seq"]) - 50
 
         wait_for(caught_up,
                  what="the objects following the log with no request")
@@ -60,7 +60,7 @@ def test_a_list_is_one_state_while_the_log_is_followed(run_factory, settings, mo
         return plain(self, obj)
 
     try:
-        wait_for(lambda: int(runstore.read_state(run.id).get("last_seq", 0)) > 20, what="the run's first events")
+        wait_for(lambda: int(run_state.read_state(run.id).get("last_seq", 0)) > 20, what="the run's first events")
         assert client.get(url).status_code == 200  # the objects loaded, and followed from now on
         monkeypatch.setattr(reads.Selection, "matches", slow_matches)
         newest = []

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from heartbeat_site.k8sapi import cluster
-from heartbeat_site.live import runstore
+from heartbeat_site.live.runstore import run_state
 
 from .conftest import small_document
 from .test_driver import drive_in_thread, run_factory, wait_for  # noqa: F401 (run_factory: a fixture)
@@ -22,7 +22,7 @@ def test_an_answer_over_128_kib_is_gzipped_when_the_client_accepts_it(run_factor
     run = run_factory(document={**small_document(nodes=100), "duration": "3m"})
     thread, stop, _ = drive_in_thread(run.id)
     try:
-        wait_for(lambda: float(runstore.read_state(run.id).get("t", 0)) >= 20, timeout=60, what="the run at 20 s")
+        wait_for(lambda: float(run_state.read_state(run.id).get("t", 0)) >= 20, timeout=60, what="the run at 20 s")
     finally:
         stop.set()
         thread.join(10)

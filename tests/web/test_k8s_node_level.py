@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from heartbeat_site.live import runstore
 from heartbeat_site.live.models import Run
+from heartbeat_site.live.runstore import run_state
 from simulation import Simulation, load_scenario
 
 from .conftest import small_document
@@ -35,7 +35,7 @@ async def test_a_node_level_run_is_served_from_its_drivers_objects(stack, tmp_pa
     assert viewer.first_message["snapshot"].get("detail") == "nodes"  # a node-level run: no pods in it
     await viewer.until(lambda e: e["t"] > 20)  # the pods are created at 15 s
     await pause(stack.base, run, viewer)
-    t = float(runstore.read_state(run["id"])["t"])
+    t = float(run_state.read_state(run["id"])["t"])
     kubectl = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path)
 
     pods = json.loads(await kubectl.out("get", "pods", "-A", "-o", "json"))["items"]

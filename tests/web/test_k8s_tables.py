@@ -9,7 +9,7 @@ import pytest
 
 from heartbeat_site import processes
 from heartbeat_site.embedded_redis import free_port
-from heartbeat_site.live import runstore
+from heartbeat_site.live.runstore import run_state
 
 from .kubectl import Kubectl, command
 from .live import Viewer, ahttp
@@ -39,9 +39,9 @@ async def paused_texts(run: dict, viewer: Viewer, kubectl: Kubectl) -> dict[tupl
     while not (await viewer.next_of_type("clock"))["clock"]["paused"]:
         pass
     for _ in range(10):
-        seq = runstore.read_state(run["id"])["last_seq"]
+        seq = run_state.read_state(run["id"])["last_seq"]
         found = await texts(kubectl)
-        if runstore.read_state(run["id"])["last_seq"] == seq:
+        if run_state.read_state(run["id"])["last_seq"] == seq:
             return found
     raise AssertionError("the run's published seq kept moving after the pause")
 
@@ -54,7 +54,7 @@ async def test_a_server_that_listed_all_along_prints_what_a_fresh_one_prints(sta
     warm = Kubectl(f"{stack.base}/k8s/runs/{run['id']}", tmp_path / "warm")
     statuses: set[str] = set()
     for until in (30, 120, 200, 430, 500):  # before the crash, NotReady, tainted, evicted, replaced
-        while float(runstore.read_state(run["id"]).get("t", 0)) < until:  # the warm server lists as the run goes
+        while float(run_state.read_state(run["id"]).get("t", 0)) < until:  # the warm server lists as the run goes
             await texts(warm)
         listed = await paused_texts(run, viewer, warm)
         port = free_port()

@@ -10,8 +10,8 @@ import re
 import pytest
 import yaml
 
-from heartbeat_site.live import runstore
 from heartbeat_site.live.models import Run
+from heartbeat_site.live.runstore import run_state
 from simulation import Simulation, load_scenario
 from simulation.lessons import get_drill
 from simulation.lessons.drills import KUBELET_FLAGS
@@ -55,12 +55,12 @@ async def read_at_published_seq(run: dict, viewer: Viewer, kubectl: Kubectl) -> 
     """kubectl's yaml, describe and json of the run, and the viewer holding every event they read: a paused
     driver may still publish what it had simulated before the pause, so read until the published seq stays put."""
     for _ in range(10):
-        seq = int(runstore.read_state(run["id"])["last_seq"])
+        seq = int(run_state.read_state(run["id"])["last_seq"])
         await viewer.until_seq(seq)
         listed = yaml.safe_load(await kubectl.out("get", RESOURCES, "-A", "-o", "yaml"))["items"]
         described = await kubectl.out("describe", "nodes")
         as_json = json.loads(await kubectl.out("get", RESOURCES, "-A", "-o", "json"))["items"]
-        if int(runstore.read_state(run["id"])["last_seq"]) == seq:
+        if int(run_state.read_state(run["id"])["last_seq"]) == seq:
             return listed, described, as_json
     raise AssertionError("the run's published seq kept moving after the pause")
 

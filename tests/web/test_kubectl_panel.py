@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from heartbeat_site.live import runstore
+from heartbeat_site.live.runstore import run_state
 
 from .conftest import small_document
 from .kubectl import Kubectl, broken_run, command, pause, statefulset_run
@@ -76,10 +76,10 @@ async def same_moment(run: dict, kubectl: Kubectl) -> tuple[dict, dict[str, str]
     """The panel's texts and kubectl's, read while the run's published state did not move (a paused driver may
     still publish what it had simulated before the pause: then read again)."""
     for _ in range(10):
-        before = runstore.read_state(run["id"])
+        before = run_state.read_state(run["id"])
         panel = panel_texts(await viewer_messages(run["ws_url"]))
         printed = {name: await terminal(kubectl, args) for name, args in COMMANDS.items()}
-        if runstore.read_state(run["id"]) == before:
+        if run_state.read_state(run["id"]) == before:
             return panel, printed
     raise AssertionError("the run's published state kept moving after the pause")
 

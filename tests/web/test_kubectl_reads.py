@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from heartbeat_site.k8sapi.tables import since
-from heartbeat_site.live import runstore
+from heartbeat_site.live.runstore import run_state
 
 from .conftest import small_document
 from .kubectl import Kubectl, broken_run, command, lines, new_run, pause, read_until, statefulset_run
@@ -37,9 +37,9 @@ async def at_published_time(run: dict, kubectl: Kubectl, *args: str) -> tuple[st
     """kubectl's output and the run's virtual time it read (that of the last published events: a paused
     driver may still publish what it had simulated before the pause, so read until it stays put)."""
     for _ in range(10):
-        before = runstore.read_state(run["id"])["t"]
+        before = run_state.read_state(run["id"])["t"]
         out = await kubectl.out(*args)
-        if runstore.read_state(run["id"])["t"] == before:
+        if run_state.read_state(run["id"])["t"] == before:
             return out, float(before)
     raise AssertionError("the run's published time kept moving after the pause")
 

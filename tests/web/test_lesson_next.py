@@ -11,12 +11,12 @@ import json
 
 import pytest
 
-from heartbeat_site.live import checkpoints
-from heartbeat_site.live.intents import Intent, Notify, Pause, ScheduleFault, move_clock
+from heartbeat_site.live.classroom.teaching import LiveLesson
+from heartbeat_site.live.driving import checkpointing
+from heartbeat_site.live.driving.intents import Intent, Notify, Pause, ScheduleFault, move_clock
+from heartbeat_site.live.driving.pacing import MAX_SPEED, VirtualClock
 from heartbeat_site.live.models import Run
-from heartbeat_site.live.pacing import MAX_SPEED, VirtualClock
-from heartbeat_site.live.teaching import LiveLesson
-from heartbeat_site.live.tokens import hash_token
+from heartbeat_site.live.runs.tokens import hash_token
 from simulation import Simulation
 from simulation.lessons import get_lesson
 
@@ -161,7 +161,7 @@ def test_a_takeover_from_a_checkpoint_restores_the_lesson_as_the_run_had_it(less
     since = [event.to_dict() for event in heir.sim.run_until(130.0)]
     assert since == driver.events[seen:]
     continued = LiveLesson(heir, run)  # type: ignore[arg-type]
-    continued.restore(since, 130.0, runner=checkpoints.lesson_runner(state))
+    continued.restore(since, 130.0, runner=checkpointing.lesson_runner(state))
     replayer = StandInDriver(Simulation(live.lesson.scenario, seed=run.seed))
     replayed = LiveLesson(replayer, run)  # type: ignore[arg-type]
     replayed.restore(driver.events, 130.0)

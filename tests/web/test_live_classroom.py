@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from heartbeat_site.live import runstore
 from heartbeat_site.live.redis_client import get_redis
+from heartbeat_site.live.runstore import naming
 
 from .conftest import small_document
 from .live import (
@@ -76,7 +76,7 @@ async def test_two_viewers_see_stop_kubelet_consequences_in_order(stack):
 
     assert a.viewers == b.viewers == 2  # announced by the driver within a second
     # Daphne serves both from one subscription to the run's feed
-    channel = runstore.feed_channel(run["id"])
+    channel = naming.feed_channel(run["id"])
     assert get_redis().pubsub_numsub(channel) == [(channel, 1)]
 
     common = min(a.last_seq, b.last_seq)

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from heartbeat_site.live import detail
-from heartbeat_site.live.frames import MAX_MESSAGE_BYTES
+from heartbeat_site.live.delivery import detail
+from heartbeat_site.live.delivery.frames import MAX_MESSAGE_BYTES
 from heartbeat_site.live.models import Run
 from simulation import Simulation, load_scenario
 
@@ -177,7 +177,8 @@ async def test_a_worker_killed_during_a_large_run_is_still_taken_over(django_db_
 
 async def test_a_large_seek_answers_the_runs_state_at_that_time(stack):
     """A seek of 200 nodes over 30 virtual seconds (6,000 node-seconds), which Daphne's replay process
-    (heartbeat_site/live/replayer.py) answers: the run's nodes, Leases, Events and pod counts at that time."""
+    (heartbeat_site/live/lookback/replay_process.py) answers: the run's nodes, Leases, Events and pod counts at that
+    time."""
     status, run = await ahttp("POST", f"{stack.base}/api/runs", {"document": large_document(200, "seek"), "speed": 10})
     assert status == 201, run
     viewer = await Viewer.open(run["ws_url"], "viewer")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from heartbeat_site.live.pacing import MAX_SPEED
-from heartbeat_site.live.teaching import EVENT_SLICE
+from heartbeat_site.live.classroom.teaching import EVENT_SLICE
+from heartbeat_site.live.driving.pacing import MAX_SPEED
 
 from .live import Viewer, ahttp, is_ready_change, running_stack
 from .test_live_lessons import LESSON, asked, command

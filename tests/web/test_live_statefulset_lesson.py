@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from heartbeat_site.live.teaching import EVENT_SLICE
+from heartbeat_site.live.classroom.teaching import EVENT_SLICE
 
 from .live import Viewer, ahttp, running_stack
 from .test_live_lessons import answer, command

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from heartbeat_site.live import runstore
+from heartbeat_site.live.runstore import ownership, run_state
 from simulation import Simulation, load_scenario
 
 from .conftest import small_document
@@ -98,11 +98,11 @@ async def test_a_worker_killed_late_in_a_run_is_replaced_from_the_runs_checkpoin
         await asyncio.to_thread(stack.kill_worker, "doomed")
         # where the killed driver had published to (a loaded viewer may be seconds of frames behind it): the heir
         # cannot take the lease for a lease's time, so this is the killed driver's last word
-        published = runstore.read_state(run["id"])
+        published = run_state.read_state(run["id"])
         seq_at_kill, t_at_kill = int(published["last_seq"]), float(published["t"])
         await viewer.until_seq(seq_at_kill + 1, timeout=4 * LEASE_TTL + 5)
         deadline = time.monotonic() + 4 * LEASE_TTL + 5
-        while not (state := runstore.read_state(run["id"])).get("checkpoint_t") and time.monotonic() < deadline:
+        while not (state := run_state.read_state(run["id"])).get("checkpoint_t") and time.monotonic() < deadline:
             await asyncio.sleep(0.1)  # the frames just after the kill may be the killed driver's last ones
         continued_t, continued_seq = float(state["checkpoint_t"]), int(state["checkpoint_seq"])
         assert t_at_kill - 3 * every < continued_t <= t_at_kill + every
@@ -122,9 +122,9 @@ async def test_a_worker_stopped_with_sigterm_hands_its_run_over_at_once(django_d
         viewer = await Viewer.open(run["ws_url"], "viewer")
         await viewer.until(lambda e: e["t"] > 20)
         await asyncio.to_thread(stack.start_worker, "heir")
-        assert runstore.lease_holder(run["id"]) is not None
+        assert ownership.lease_holder(run["id"]) is not None
         assert await asyncio.to_thread(stack.terminate_worker, "leaving") == 0
-        assert runstore.lease_holder(run["id"]) is None  # released, not left to lapse in 30 s
+        assert ownership.lease_holder(run["id"]) is None  # released, not left to lapse in 30 s
         ended = await viewer.until_status(timeout=90)
         assert ended["status"] == "finished"
         status, body = await ahttp("GET", f"{stack.base}/api/runs/{run['id']}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from heartbeat_site.live import classroom
+from heartbeat_site.live.classroom import questions
 from heartbeat_site.live.models import Question
 
 from .test_lesson_next import live_lesson
@@ -32,7 +32,7 @@ def test_a_page_joining_between_the_events_of_a_revealed_order_gets_those_that_h
         first = next((item for item, ref in stored.items() if ref), None)
     assert first == "ready" and stored["pods-gone"] is None, stored  # only the first so far
 
-    summary = next(r for r in classroom.state_message(str(live.run.pk))["revealed"] if r["question"] == "comeback")
+    summary = next(r for r in questions.state_message(str(live.run.pk))["revealed"] if r["question"] == "comeback")
     items = {item["id"]: item for item in summary["items"]}
     assert items["ready"]["event"] == stored["ready"]
     assert items["pods-gone"]["event"] is None and items["pods-gone"]["match"]["kind"] == "pod-deleted"

@@ -9,9 +9,9 @@ import io
 
 import pytest
 
-from heartbeat_site.live import classroom, report
+from heartbeat_site.live.classroom import questions, report
 from heartbeat_site.live.models import Answer, Question, QuestionStatus, Run
-from heartbeat_site.live.tokens import hash_token
+from heartbeat_site.live.runs.tokens import hash_token
 from simulation.lessons import get_drill, get_lesson
 
 pytestmark = [pytest.mark.django_db]
@@ -43,7 +43,7 @@ def test_an_order_questions_answers_are_judged_against_the_runs_order():
     assert [(r["nickname"], r["answer"], r["right"]) for r in entry["responses"]] == [
         ("ana", {"order": CHAIN}, True), (None, {"order": swapped}, False)]
     assert (entry["right"], entry["share_right"]) == (1, 0.5)
-    texts = {item["id"]: item["text"] for item in classroom.question_document(chain)["items"]}
+    texts = {item["id"]: item["text"] for item in questions.question_document(chain)["items"]}
     assert entry["responses"][0]["text"]["zh"] == " > ".join(texts[item]["zh"] for item in CHAIN)
     rows = list(csv.DictReader(io.StringIO(report.csv_text(body).lstrip("\ufeff"))))
     assert [(r["answer"], r["correct"], r["right"]) for r in rows] == [
@@ -54,8 +54,8 @@ def test_a_drills_diagnosis_is_right_only_with_the_cause_and_the_node():
     drill = get_drill("silent-node")
     assert drill is not None
     run = make_run(drill.scenario, drill=drill.name)
-    diagnosis = Question.objects.create(run=run, qid=classroom.DIAGNOSIS, asked_at=0)
-    cause, node = classroom.public_cause(drill, drill.answer), drill.fault["node"]
+    diagnosis = Question.objects.create(run=run, qid=questions.DIAGNOSIS, asked_at=0)
+    cause, node = questions.public_cause(drill, drill.answer), drill.fault["node"]
     other = next(n for n in drill.document["nodes"] if n != node)
     for viewer, picked in (("v-1", node), ("v-2", other)):
         Answer.objects.create(question=diagnosis, viewer=viewer, choice=cause, node=picked)

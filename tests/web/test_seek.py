@@ -6,12 +6,13 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from heartbeat_site.live import detail, frames, seek
+from heartbeat_site.live.delivery import detail, frames
+from heartbeat_site.live.lookback import seek
 from heartbeat_site.live.models import Command, CommandStatus, Run, RunStatus
 from simulation import Simulation, load_scenario
 from tests.web.conftest import reached_run
 
-# the seek cache is inspected here, in this process (tests/web/test_replayer.py: the replay process)
+# the seek cache is inspected here, in this process (tests/web/test_replay_process.py: the replay process)
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("replays_here")]
 
 FAULT = {"action": "stop-kubelet", "node": "node-2"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from heartbeat_site.live import runstore
 from heartbeat_site.live.models import Command, CommandStatus, Run, RunStatus
+from heartbeat_site.live.runstore import command_inbox
 
 from .conftest import bearer, post_json, small_document
 from .live import Viewer, ahttp, running_stack
@@ -32,7 +32,7 @@ def test_stop_is_a_control_command_without_fields(api, new_run):
     accepted = post_json(api, f"/api/runs/{run_id}/commands", {"action": "stop"}, **bearer(token))
     assert accepted.status_code == 202
     assert (accepted.json()["kind"], accepted.json()["action"]) == ("control", "stop")
-    assert runstore.wait_inbox(run_id, 0.1)
+    assert command_inbox.wait_inbox(run_id, 0.1)
 
 
 @pytest.mark.live

@@ -18,7 +18,7 @@ OTHER_LIBRARIES = ("channels", "channels_redis", "daphne", "redis", "asgiref")
 
 
 def test_the_sources_are_found():
-    assert SITE / "live" / "fanout.py" in SOURCES and SITE / "live" / "publisher.py" in SOURCES
+    assert {SITE / "live" / "delivery" / "fanout.py", SITE / "live" / "delivery" / "publisher.py"} <= set(SOURCES)
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda path: str(path.relative_to(SITE)))
@@ -48,7 +48,7 @@ def test_the_site_configures_no_channel_layer(settings):
     pub/sub layer): the consumers take their run's messages from the process's feed instead."""
     from channels.layers import get_channel_layer
 
-    from heartbeat_site.live.consumers import RunConsumer
+    from heartbeat_site.live.delivery.consumers import RunConsumer
 
     assert get_channel_layer(RunConsumer.channel_layer_alias) is None
     assert not getattr(settings, "CHANNEL_LAYERS", None)

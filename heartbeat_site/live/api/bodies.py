@@ -10,7 +10,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
 
 from heartbeat_site.live.errors import ApiError
-from heartbeat_site.live.fields import json_type
+from heartbeat_site.live.runs.fields import json_type
 
 
 def json_object(request: HttpRequest) -> dict[str, Any]:

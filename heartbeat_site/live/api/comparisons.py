@@ -9,20 +9,21 @@ from django.conf import settings
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from heartbeat_site.live import comparisons, recipes, runstore
 from heartbeat_site.live.api import links
 from heartbeat_site.live.api.bodies import json_object
 from heartbeat_site.live.api.control import command_body
 from heartbeat_site.live.api.qr import viewer_qr_svg
 from heartbeat_site.live.api.runs import named_scenario, run_body, start_driver
 from heartbeat_site.live.api.scenarios import check_cluster_size, parse_document
-from heartbeat_site.live.caps import check_run_caps, check_worker_capacity, client_key
-from heartbeat_site.live.comparison_driver import read_differences
+from heartbeat_site.live.driving.comparison_driver import read_differences
+from heartbeat_site.live.driving.pacing import MAX_SPEED, MIN_SPEED
 from heartbeat_site.live.errors import ApiError
-from heartbeat_site.live.fields import bool_field, int_field, number_field, reject_unknown_keys
 from heartbeat_site.live.models import Comparison, Recipe, Run
-from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
-from heartbeat_site.live.tokens import bearer_token, hash_token, new_token, token_matches
+from heartbeat_site.live.runs import comparisons, recipes
+from heartbeat_site.live.runs.caps import check_run_caps, check_worker_capacity, client_key
+from heartbeat_site.live.runs.fields import bool_field, int_field, number_field, reject_unknown_keys
+from heartbeat_site.live.runs.tokens import bearer_token, hash_token, new_token, token_matches
+from heartbeat_site.live.runstore import activity
 from simulation import Scenario
 
 CREATE_FIELDS = {"scenario", "document", "a", "b", "speed", "seed", "paused"}
@@ -81,7 +82,7 @@ def start(request: HttpRequest, base: Scenario, overrides: dict, body: dict, *,
             for run in runs:
                 recipes.schedule_recipe(run, recipe)
     with contextlib.suppress(redis.RedisError, OSError):  # else start_driver answers 503 just below
-        runstore.mark_active(runs[1].id)
+        activity.mark_active(runs[1].id)
     try:
         start_driver(runs[0])  # the driver of side a drives both (comparison_driver.py)
     except ApiError:

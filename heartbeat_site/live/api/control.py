@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live import commands
 from heartbeat_site.live.api.bodies import json_object
 from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Command, Run
-from heartbeat_site.live.tokens import bearer_token, token_matches
+from heartbeat_site.live.runs import commands
+from heartbeat_site.live.runs.tokens import bearer_token, token_matches
 
 
 def require_control_token(request: HttpRequest, run: Run) -> None:

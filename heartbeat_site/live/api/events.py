@@ -14,12 +14,15 @@ from dataclasses import dataclass
 
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live import classroom, detail, replayer, runstore
 from heartbeat_site.live.api.bodies import query_int
 from heartbeat_site.live.api.runs import get_run_or_404
+from heartbeat_site.live.classroom import questions
+from heartbeat_site.live.delivery import detail
 from heartbeat_site.live.errors import ApiError
+from heartbeat_site.live.lookback import replay_process
+from heartbeat_site.live.lookback.rebuilding import replayed_page
 from heartbeat_site.live.models import Run
-from heartbeat_site.live.replay import replayed_page
+from heartbeat_site.live.runstore import event_log, run_state
 from heartbeat_site.observe import replays
 from simulation import audit_record
 from simulation.events import SimEvent
@@ -29,7 +32,7 @@ MAX_SCANNED = 100_000  # events a filtered page looks at, at most
 
 
 def published_position(run: Run) -> tuple[float, int]:
-    state = runstore.read_state(run.id)
+    state = run_state.read_state(run.id)
     if "t" in state:
         return float(state["t"]), int(state["last_seq"])
     return run.t_reached, run.last_seq
@@ -78,14 +81,15 @@ def events_page(run: Run, after: int, limit: int, only: EventFilter = EventFilte
         return (*logged, last_seq)
     if not run.simulated:  # a real cluster's events are what its log kept: nothing to replay (docs/observe.md)
         return [], last_seq, last_seq
-    if not classroom.hides_cause(run):
+    if not questions.hides_cause(run):
         wanted = only.keeps_raw if only else None
-        replayed, scanned = replayer.replay(replayed_page, run, after, last_seq, t, limit, wanted, MAX_SCANNED, t=t)
+        replayed, scanned = replay_process.replay(replayed_page, run, after, last_seq, t, limit, wanted, MAX_SCANNED,
+                                                  t=t)
         return replayed, scanned, last_seq
     # a drill before its reveal: its events as its viewers saw them, filtered once shown so
-    replayed, scanned = replayer.replay(replayed_page, run, after, last_seq, t, MAX_SCANNED if only else limit,
+    replayed, scanned = replay_process.replay(replayed_page, run, after, last_seq, t, MAX_SCANNED if only else limit,
                                         None, MAX_SCANNED, t=t)
-    page = [classroom.viewer_event(event) for event in replayed]
+    page = [questions.viewer_event(event) for event in replayed]
     if only:
         page = [event for event in page if only.keeps(event)][:limit]
         scanned = page[-1]["seq"] if len(page) == limit else scanned
@@ -98,7 +102,7 @@ def _logged_page(run_id: str, after: int, upto: int, limit: int, only: EventFilt
     scanned = after
     while len(found) < limit and scanned < upto and scanned - after < MAX_SCANNED:
         # unfiltered, a page reads just what it returns; filtered, it reads on in batches
-        events = runstore.events_after(run_id, scanned, MAX_LIMIT if only else limit, upto=upto)
+        events = event_log.events_after(run_id, scanned, MAX_LIMIT if only else limit, upto=upto)
         if not events or events[0]["seq"] != scanned + 1:
             if scanned == after:
                 return None

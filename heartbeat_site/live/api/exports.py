@@ -6,11 +6,11 @@ import math
 
 from django.http import HttpRequest, HttpResponse
 
-from heartbeat_site.live import exports, replayer
 from heartbeat_site.live.api.events import published_position
 from heartbeat_site.live.api.runs import get_run_or_404
 from heartbeat_site.live.api.snapshots import query_time
 from heartbeat_site.live.errors import ApiError
+from heartbeat_site.live.lookback import exports, replay_process
 from heartbeat_site.live.models import Run
 from heartbeat_site.observe import files, replays
 
@@ -66,12 +66,12 @@ def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
 
 
 def replayed_export(run: Run, t: float, name: str, start: float, end: float, node: str | None) -> str:
-    """An export made of the run replayed to ``t`` (in the replay process: replayer.py); a real cluster's, made of
+    """An export made of the run replayed to ``t`` (in the replay process: replay_process.py); a real cluster's, made of
     its event log (docs/observe.md)."""
     try:
         if not run.simulated:
             replays.restore_if_forgotten(run)  # a replayed audit log past Redis's retention (docs/observe.md)
             return files.export(run, name, t, start, end, node)
-        return replayer.replay(exports.replayed_export, run, t, name, start, end, node, t=t)
+        return replay_process.replay(exports.replayed_export, run, t, name, start, end, node, t=t)
     except exports.ExportError as exc:
         raise ApiError(400, "unknown-node", str(exc)) from None

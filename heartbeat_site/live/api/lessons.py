@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live import classroom
+from heartbeat_site.live.classroom import questions
 
 
 def list_lessons(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"lessons": classroom.lessons()})
+    return JsonResponse({"lessons": questions.lessons()})
 
 
 def list_drills(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"drills": classroom.drills()})
+    return JsonResponse({"drills": questions.drills()})

@@ -6,9 +6,9 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 
 from heartbeat_site.live.api.events import EVENT_TYPES
-from heartbeat_site.live.commands import CONTROL_ACTIONS, MAX_NODE_NAME, PANELS
-from heartbeat_site.live.exports import EXPORT_NAMES
-from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
+from heartbeat_site.live.driving.pacing import MAX_SPEED, MIN_SPEED
+from heartbeat_site.live.lookback.exports import EXPORT_NAMES
+from heartbeat_site.live.runs.commands import CONTROL_ACTIONS, MAX_NODE_NAME, PANELS
 from simulation import FAULT_ACTIONS
 from simulation.schema import scenario_schema
 

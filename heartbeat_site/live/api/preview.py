@@ -1,14 +1,14 @@
-"""POST /api/scenarios/preview: a document's first minutes, run headless (heartbeat_site/live/preview.py)."""
+"""POST /api/scenarios/preview: a document's first minutes, run headless (heartbeat_site/live/runs/preview.py)."""
 
 from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live import preview as previews
 from heartbeat_site.live.api.bodies import json_object
 from heartbeat_site.live.api.scenarios import parse_document
 from heartbeat_site.live.errors import ApiError
-from heartbeat_site.live.fields import reject_unknown_keys
+from heartbeat_site.live.runs import preview as previews
+from heartbeat_site.live.runs.fields import reject_unknown_keys
 from simulation.clock import format_duration, parse_duration
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live import recipes
 from heartbeat_site.live.api import links
 from heartbeat_site.live.api.control import require_control_token
 from heartbeat_site.live.api.runs import get_simulated_run
+from heartbeat_site.live.runs import recipes
 
 
 def create(request: HttpRequest, run_id: str) -> JsonResponse:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from heartbeat_site.live import report
 from heartbeat_site.live.api.control import require_control_token
 from heartbeat_site.live.api.runs import get_simulated_run
+from heartbeat_site.live.classroom import report
 from heartbeat_site.live.errors import ApiError
 
 FORMATS = ("json", "csv")

@@ -8,17 +8,20 @@ import redis
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live import classroom, recipes, runstore, summary
 from heartbeat_site.live.api import links
 from heartbeat_site.live.api.bodies import json_object
 from heartbeat_site.live.api.scenarios import parse_document
-from heartbeat_site.live.caps import check_run_caps, check_worker_capacity, client_key
+from heartbeat_site.live.classroom import questions
+from heartbeat_site.live.delivery import summary
+from heartbeat_site.live.driving.pacing import MAX_SPEED, MIN_SPEED
 from heartbeat_site.live.errors import ApiError
-from heartbeat_site.live.fields import bool_field, int_field, number_field, reject_unknown_keys
 from heartbeat_site.live.models import Run
-from heartbeat_site.live.pacing import MAX_SPEED, MIN_SPEED
-from heartbeat_site.live.saved_scenarios import find_document
-from heartbeat_site.live.tokens import hash_token, new_token
+from heartbeat_site.live.runs import recipes
+from heartbeat_site.live.runs.caps import check_run_caps, check_worker_capacity, client_key
+from heartbeat_site.live.runs.fields import bool_field, int_field, number_field, reject_unknown_keys
+from heartbeat_site.live.runs.saved_scenarios import find_document
+from heartbeat_site.live.runs.tokens import hash_token, new_token
+from heartbeat_site.live.runstore import activity, run_state, snapshot_and_frames, viewer_presence
 from simulation import Scenario
 
 log = logging.getLogger(__name__)
@@ -55,10 +58,10 @@ def create(request: HttpRequest) -> JsonResponse:
     lesson = drill = recipe = None
     default_speed = settings.HEARTBEAT["DEFAULT_SPEED"]
     if "lesson" in body:
-        lesson = classroom.find_lesson(body["lesson"])
+        lesson = questions.find_lesson(body["lesson"])
         scenario, default_speed = lesson.scenario, lesson.document.get("speed", default_speed)
     elif "drill" in body:
-        drill = classroom.find_drill(body["drill"])
+        drill = questions.find_drill(body["drill"])
         scenario, default_speed = drill.scenario, drill.document.get("speed", default_speed)
     elif "scenario" in body:
         scenario = named_scenario(body["scenario"])
@@ -132,7 +135,7 @@ def start_driver(run: Run) -> None:
     from heartbeat_site.live.tasks import drive_run
 
     try:
-        runstore.mark_active(run.id)
+        activity.mark_active(run.id)
         drive_run.delay(run.id)
     except (redis.RedisError, OSError) as exc:
         log.error("cannot start run %s: %s", run.id, exc)
@@ -144,9 +147,9 @@ def start_driver(run: Run) -> None:
 
 def run_body(request: HttpRequest, run: Run) -> dict:
     try:
-        state = runstore.read_state(run.id)
-        viewers = runstore.viewer_count(run.id)
-        snapshot = runstore.read_snapshot(run.id)
+        state = run_state.read_state(run.id)
+        viewers = viewer_presence.viewer_count(run.id)
+        snapshot = snapshot_and_frames.read_snapshot(run.id)
     except redis.RedisError:
         state, viewers, snapshot = {}, None, None
     if "t" in state:
@@ -172,7 +175,7 @@ def run_body(request: HttpRequest, run: Run) -> dict:
         "commands": run.commands.count(),
         "summary": summary.summarise(snapshot.get("snapshot") if snapshot else None),
         # what the run page reads its length and first fault from; a drill's names its cause: not before the reveal
-        "document": None if classroom.hides_cause(run) else run.document,
+        "document": None if questions.hides_cause(run) else run.document,
         "lesson": run.lesson or None,
         "drill": run.drill or None,
         "viewer_url": links.viewer_url(request, run.id),

@@ -8,9 +8,9 @@ from django.http import HttpRequest, JsonResponse
 from heartbeat_site.live.api import links
 from heartbeat_site.live.api.bodies import json_object
 from heartbeat_site.live.errors import ApiError
-from heartbeat_site.live.fields import reject_unknown_keys
 from heartbeat_site.live.models import Scenario
-from heartbeat_site.live.saved_scenarios import find_document, save_scenario, scenario_summary, share_scenario
+from heartbeat_site.live.runs.fields import reject_unknown_keys
+from heartbeat_site.live.runs.saved_scenarios import find_document, save_scenario, scenario_summary, share_scenario
 from simulation import ScenarioError, get_builtin, load_scenario
 from simulation.schema import scenario_json_schema
 

@@ -10,10 +10,11 @@ import math
 
 from django.http import HttpRequest, HttpResponse
 
-from heartbeat_site.live import detail, replayer, seek
 from heartbeat_site.live.api.events import published_position
 from heartbeat_site.live.api.runs import get_run_or_404
+from heartbeat_site.live.delivery import detail
 from heartbeat_site.live.errors import ApiError
+from heartbeat_site.live.lookback import replay_process, seek
 from heartbeat_site.observe import lookback, replays
 
 
@@ -43,5 +44,5 @@ def snapshot(request: HttpRequest, run_id: str) -> HttpResponse:
     t = query_time(request, reached)
     if not run.simulated:  # a real cluster's: its log's writes folded up to t (docs/observe.md, "Look-back")
         return HttpResponse(lookback.snapshot_text(run, t), content_type="application/json")
-    text = replayer.replay(seek.snapshot_text, run, t, reached, detail.is_node_level(run.node_count), t=t)
+    text = replay_process.replay(seek.snapshot_text, run, t, reached, detail.is_node_level(run.node_count), t=t)
     return HttpResponse(text, content_type="application/json")

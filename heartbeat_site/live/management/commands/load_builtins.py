@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from heartbeat_site.live.saved_scenarios import load_builtins
+from heartbeat_site.live.runs.saved_scenarios import load_builtins
 
 
 class Command(BaseCommand):
