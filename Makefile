@@ -56,6 +56,7 @@ classroom: setup
 lint: python-deps
 	$(PY) -m ruff check .
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
 
 test: setup lint
 	bash scripts/run-tests.sh

@@ -1,4 +1,5 @@
-"""Root URLs: the API first, then the pages app (owned by the front-end) when it exists."""
+"""Root URLs: the REST API first, then the per-run Kubernetes API (``/k8s/``, and each run's kubeconfig under
+``/api/``), then the pages app (owned by the front-end) when it exists."""
 
 from django.conf import settings
 from django.urls import include, path
@@ -8,7 +9,7 @@ from heartbeat_site.live.api import errors
 
 urlpatterns = [
     path("api/", include("heartbeat_site.live.api.urls")),
-    path("k8s/", include("heartbeat_site.k8sapi.urls")),
+    path("", include("heartbeat_site.k8sapi.urls")),  # /k8s/runs/<id>/... and /api/runs/<id>/kubeconfig
     path("healthz", health.healthz),
     path("readyz", health.readyz),
 ]

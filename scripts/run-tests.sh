@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The test suite (after `make lint`: ruff and mypy): everything but the browser and live tests on SQLite; the live
-# tests (marked live: real Redis, Celery workers, Daphne) and the API/persistence tests on PostgreSQL, the
-# production database, with one of the suite's own when none answers on 127.0.0.1:5432; meanwhile the browser
-# tests in their own pytest process (Playwright's sync API keeps an event loop running, which breaks every
-# pytest-asyncio test collected after it), on SQLite as `make run` serves; then the front-end's node tests.
+# The test suite (after `make lint`: ruff, mypy, import-linter): everything but the browser and live tests on SQLite;
+# the live tests (marked live: real Redis, Celery workers, Daphne) and the API/persistence tests on PostgreSQL, the
+# production database, with one of the suite's own when none answers on 127.0.0.1:5432; meanwhile the browser tests in
+# their own pytest process (Playwright's sync API keeps an event loop running, which breaks every pytest-asyncio test
+# collected after it), on SQLite as `make run` serves; then the front-end's node tests.
 #
 # The live tests mostly wait (a run's virtual time, a browser, a restarted server), so the pytest runs spread
 # their test files over pytest-xdist workers: each worker has its own Redis (tests/pytest_redis.py) and test

@@ -42,11 +42,18 @@ import orjson
 from heartbeat_site.k8sapi.status import K8sError
 from heartbeat_site.k8sapi.tables import RowCache
 from heartbeat_site.k8sapi.workloads import WORKLOAD_RESOURCES, Workloads
-from heartbeat_site.live.delivery import detail
-from heartbeat_site.live.lookback import replay_process, seek
-from heartbeat_site.live.models import Run
-from heartbeat_site.live.redis_client import get_redis
-from heartbeat_site.live.runstore import detail_asks, event_log, ownership, run_state, snapshot_and_frames
+from heartbeat_site.live.service import (
+    Run,
+    detail,
+    detail_asks,
+    driven,
+    event_log,
+    get_redis,
+    replay_process,
+    run_state,
+    seek,
+    snapshot_and_frames,
+)
 from simulation import load_scenario
 
 log = logging.getLogger(__name__)
@@ -408,7 +415,7 @@ def _load_base(objs: RunObjects, run: Run, target_t: float) -> None:
             if body["snapshot"].get("detail") != detail.DETAIL:
                 objs.load(body["snapshot"]["objects"], body["snapshot"]["t"], int(body["last_seq"]))
                 return
-    elif _driven(run.id):
+    elif driven(run.id):
         asked = time.monotonic()
         answer = _ask_driver(run.id)
         if answer is not None:
@@ -423,11 +430,6 @@ def _load_base(objs: RunObjects, run: Run, target_t: float) -> None:
     text = replay_process.replay(seek.state_text, run, target_t, t=target_t)
     snapshot = orjson.loads(text)
     objs.load(snapshot["objects"], snapshot["t"], int(snapshot["last_seq"]))
-
-
-def _driven(run_id: str) -> bool:
-    """Whether a driver holds the run's lease (docs/architecture.md §9.2): only then can it answer."""
-    return bool(get_redis().exists(ownership.lease_key(run_id)))
 
 
 def _ask_driver(run_id: str) -> dict | None:

@@ -26,9 +26,7 @@ from heartbeat_site.k8sapi import reads, tables
 from heartbeat_site.k8sapi.cluster import API_THREADS, Change, RunObjects, find_run, objects_of
 from heartbeat_site.k8sapi.resources import Resource
 from heartbeat_site.k8sapi.status import K8sError, status_body
-from heartbeat_site.live.delivery import fanout
-from heartbeat_site.live.models import Run
-from heartbeat_site.live.runstore import viewer_presence
+from heartbeat_site.live.service import Run, fanout, viewer_presence
 
 BOOKMARK_SECONDS = 10.0
 MAX_TIMEOUT_SECONDS = 3600.0

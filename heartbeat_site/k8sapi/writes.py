@@ -40,10 +40,7 @@ from heartbeat_site.k8sapi.cluster import objects_of
 from heartbeat_site.k8sapi.reads import one_object
 from heartbeat_site.k8sapi.resources import Resource
 from heartbeat_site.k8sapi.status import K8sError, forbidden, method_not_allowed
-from heartbeat_site.live.errors import ApiError
-from heartbeat_site.live.models import Run
-from heartbeat_site.live.runs import commands
-from heartbeat_site.live.runs.tokens import bearer_token, token_matches
+from heartbeat_site.live.service import ApiError, Run, bearer_token, commands, token_matches
 
 VERBS = {"PATCH": "patch", "DELETE": "delete", "POST": "create", "PUT": "update"}
 OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"  # k8s.io/api/core/v1/well_known_taints.go TaintNodeOutOfService

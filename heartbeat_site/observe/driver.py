@@ -28,7 +28,7 @@ from heartbeat_site.live.delivery.publisher import Publisher
 from heartbeat_site.live.driving import fencing
 from heartbeat_site.live.driving.driver import QUIET_CLOCK_SECONDS, STOPPED_BY_TRAINER, guarded
 from heartbeat_site.live.models import ACTIVE_STATUSES, Command, CommandStatus, Run, RunStatus
-from heartbeat_site.live.runstore import activity, command_inbox, event_log, ownership, viewer_presence
+from heartbeat_site.live.runstore import activity, command_inbox, ownership, viewer_presence
 from heartbeat_site.observe import sealed
 from heartbeat_site.observe.changes import Change, ChangeMapper, meta, rfc3339
 from heartbeat_site.observe.cluster import Connection, Seen, Watcher
@@ -230,7 +230,7 @@ class ObservationDriver:
 
     def _flush(self) -> bool:
         events, self.buffer = self.buffer, []
-        encoded = event_log.encode_events(events)
+        encoded = frames.encode_events(events)
         last = events[-1]["seq"] if events else self.published_seq
         state = {**self._state(), "last_seq": last}
         if not self.lease.publish(encoded, state, resume_from=self.published_seq):

@@ -22,7 +22,7 @@ from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import RecordedLog, Run, RunKind, RunStatus
 from heartbeat_site.live.runs.caps import client_key
 from heartbeat_site.live.runs.tokens import hash_token, new_token
-from heartbeat_site.live.runstore import activity, event_log, ownership, run_state
+from heartbeat_site.live.runstore import activity, ownership, run_state
 from heartbeat_site.observe.auditlog import NotAnAuditLog, Record, Skipped, records
 from heartbeat_site.observe.changes import ChangeMapper
 from heartbeat_site.observe.snapshot import grace_period, observed_snapshot
@@ -106,7 +106,7 @@ def _store(request: HttpRequest, writes: list[Record], events: list[dict], mappe
     before = observed_snapshot(ChangeMapper(), t=0.0, wall=start, version=version, grace=grace_period(version),
                                title=title, server="audit.k8s.io/v1")
     snapshot = frames.dumps(frames.snapshot_body(before, {"t": end, "speed": 1.0, "paused": True}, 0))
-    encoded = event_log.encode_events(events)
+    encoded = frames.encode_events(events)
     RecordedLog.objects.create(run=run, events=zlib.compress("\n".join(text for _, text in encoded).encode()),
                                snapshot=zlib.compress(snapshot.encode()))
     _publish(run, encoded, snapshot)

@@ -22,7 +22,7 @@ from heartbeat_site.live.delivery import fanout, frames, publisher
 from heartbeat_site.live.delivery.consumers import RunConsumer
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.redis_client import get_redis
-from heartbeat_site.live.runstore import event_log, naming, ownership, viewer_presence
+from heartbeat_site.live.runstore import naming, ownership, viewer_presence
 from simulation import Simulation, load_scenario
 
 from .conftest import reached_run
@@ -54,7 +54,7 @@ class FakeDriver:
             "paused": 0,
             "status": "running",
         }
-        assert self.lease.publish(event_log.encode_events(events), state)
+        assert self.lease.publish(frames.encode_events(events), state)
         return events
 
     def pause(self, t: float, last_seq: int) -> None:

@@ -15,13 +15,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def api_routes() -> set[str]:
-    resolver = get_resolver("heartbeat_site.live.api.urls")
+    """Every route under /api/: the REST API's, and each run's kubeconfig (routed by heartbeat_site/k8sapi/urls.py)."""
+    patterns = [("/api/", pattern) for pattern in get_resolver("heartbeat_site.live.api.urls").url_patterns]
+    patterns += [("/", pattern) for pattern in get_resolver("heartbeat_site.k8sapi.urls").url_patterns
+                 if pattern.pattern.regex.pattern.startswith("^api/")]
     routes = set()
-    for pattern in resolver.url_patterns:
+    for prefix, pattern in patterns:
         regex = pattern.pattern.regex.pattern.strip("^$").replace("/?", "").replace("\\.", ".")
         regex = re.sub(r"\(\?P<(run|comparison)_id>[^)]*\)", "{id}", regex)
         regex = re.sub(r"\(\?P<name>[^)]*\)", "{name}", regex)
-        routes.add("/api/" + regex)
+        routes.add(prefix + regex)
     return routes
 
 

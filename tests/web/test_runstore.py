@@ -8,6 +8,7 @@ import uuid
 import pytest
 from django.test import override_settings
 
+from heartbeat_site.live.delivery import frames
 from heartbeat_site.live.redis_client import get_redis
 from heartbeat_site.live.runstore import (
     command_inbox,
@@ -30,7 +31,7 @@ def run_id():
 
 
 def events(first, last):
-    return event_log.encode_events({"seq": s, "t": float(s), "type": "write"} for s in range(first, last + 1))
+    return frames.encode_events({"seq": s, "t": float(s), "type": "write"} for s in range(first, last + 1))
 
 
 def test_lease_is_exclusive_until_released(run_id):

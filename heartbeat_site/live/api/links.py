@@ -6,16 +6,9 @@ to the server, so it does not end up in access logs or Referer headers.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import HttpRequest
 
-
-def base_url(request: HttpRequest) -> str:
-    """What links start with: the room's URL as ``make classroom`` keeps it, else ``HEARTBEAT_PUBLIC_URL``, else the
-    request's own host (a trainer on ``127.0.0.1`` would otherwise hand phones a link to themselves)."""
-    room = settings.PUBLIC_URL_FILE.url() if settings.PUBLIC_URL_FILE is not None else ""
-    configured = room or settings.HEARTBEAT["PUBLIC_URL"].rstrip("/")
-    return configured or f"{request.scheme}://{request.get_host()}"
+from heartbeat_site.live.service import base_url
 
 
 def scenario_url(request: HttpRequest, scenario_id: str) -> str:

@@ -22,19 +22,13 @@ from heartbeat_site.live.runs.fields import bool_field, int_field, number_field,
 from heartbeat_site.live.runs.saved_scenarios import find_document
 from heartbeat_site.live.runs.tokens import hash_token, new_token
 from heartbeat_site.live.runstore import activity, run_state, snapshot_and_frames, viewer_presence
+from heartbeat_site.live.service import get_run_or_404
 from simulation import Scenario
 
 log = logging.getLogger(__name__)
 
 CREATE_FIELDS = {"scenario", "document", "lesson", "drill", "recipe", "speed", "seed", "paused"}
 SOURCES = ("scenario", "document", "lesson", "drill", "recipe")
-
-
-def get_run_or_404(run_id: str) -> Run:
-    run = Run.objects.filter(pk=run_id).first()
-    if run is None:
-        raise ApiError(404, "unknown-run", f"no run with id {run_id!r}")
-    return run
 
 
 def get_simulated_run(run_id: str, what: str) -> Run:

@@ -2,7 +2,6 @@
 
 from django.urls import re_path
 
-from heartbeat_site.k8sapi import kubeconfig
 from heartbeat_site.live.api import (
     comparisons,
     control,
@@ -51,7 +50,6 @@ urlpatterns = [
     re_path(rf"^runs/{RUN}/events/?$", methods(GET=events.list_events), name="api-run-events"),
     re_path(rf"^runs/{RUN}/audit/?$", methods(GET=events.list_audit), name="api-run-audit"),
     re_path(rf"^runs/{RUN}/qr\.svg$", methods(GET=qr.viewer_qr), name="api-run-qr"),
-    re_path(rf"^runs/{RUN}/kubeconfig/?$", kubeconfig.kubeconfig, name="api-run-kubeconfig"),
     re_path(rf"^runs/{RUN}/recipe/?$", methods(POST=recipes.create), name="api-run-recipe"),
     re_path(rf"^comparisons/{COMPARISON}/recipe/?$", methods(POST=recipes.create_for_comparison),
             name="api-comparison-recipe"),

@@ -10,7 +10,7 @@ import itertools
 import re
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import orjson
 
@@ -28,6 +28,12 @@ def dumps(message: dict) -> str:
     driver encodes every event of a run for the log and every frame, which with the standard
     library cost it nearly as much as simulating them."""
     return orjson.dumps(message, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def encode_events(events: Iterable[dict]) -> list[tuple[int, str]]:
+    """Each event as (seq, its JSON text), as the run's event log keeps them (``runstore/ownership.py``
+    ``Lease.publish``)."""
+    return [(int(event["seq"]), dumps(event)) for event in events]
 
 
 def frame(events: Sequence[dict], clock: dict, *, max_events: int | None = None) -> dict:

@@ -54,7 +54,6 @@ from heartbeat_site.live.runstore import (
     checkpoint_series,
     command_inbox,
     detail_asks,
-    event_log,
     ownership,
     run_state,
     snapshot_and_frames,
@@ -495,7 +494,7 @@ class RunDriver:
             self.published_seq = self.prepared[-1].seq
         self.buffer.extend(event.to_dict() for event in self.prepared)
         self.prepared.clear()
-        events = event_log.encode_events(self.buffer)
+        events = frames.encode_events(self.buffer)
         self.buffer.clear()
         self.lease.publish(events, self._state())
         self._save_position()
@@ -659,7 +658,7 @@ class RunDriver:
         events = [event for event in self.buffer if event["seq"] > self.published_seq]
         if self.hides_cause():
             events = self._hide_cause(events)
-        encoded = event_log.encode_events(events)
+        encoded = frames.encode_events(events)
         last = events[-1]["seq"] if events else self.published_seq
         if not self.lease.publish(encoded, self._state(last_seq=last), resume_from=self.published_seq):
             return False

@@ -7,10 +7,8 @@ events; read by viewers filling a hole or resuming (docs/architecture.md §2.5) 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import cast
 
-from heartbeat_site.live.delivery import frames
 from heartbeat_site.live.redis_client import get_redis
 from heartbeat_site.live.runstore.naming import run_key
 from heartbeat_site.live.runstore.run_state import read_state
@@ -53,7 +51,3 @@ def log_covers(run_id: str, after: int) -> bool:
         return True
     bounds = log_bounds(run_id)
     return bounds is not None and bounds[0] <= after + 1
-
-
-def encode_events(events: Iterable[dict]) -> list[tuple[int, str]]:
-    return [(int(event["seq"]), frames.dumps(event)) for event in events]
