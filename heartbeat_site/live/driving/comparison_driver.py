@@ -191,13 +191,10 @@ class ComparisonDriver:
         if (woken or a.commands_due or b.commands_due) and self._take_commands():
             a.next_tick = self.mono()  # a trainer's fault goes out at once, in a frame of its own
         if a.stopped_by_trainer:
-            for side in self.sides:
-                side._end(RunStatus.FINISHED, STOPPED_BY_TRAINER)
-            return "stopped"
+            return self._stop_both()
         now = self.mono()
-        if now < a.next_tick:
+        if not a._slice_due(now):
             return None
-        a.next_tick = a.next_tick + a.interval if a.next_tick + a.interval > now else now + a.interval
         self._advance_both(now)
         if not a.clock.preparing:
             for side in self.sides:
@@ -208,6 +205,12 @@ class ComparisonDriver:
             a.governor.busy += self.mono() - now
             self._publish_differences()
         return self._housekeeping(now)
+
+    def _stop_both(self) -> str:
+        """The trainer stopped the comparison: both sides end, at the same virtual instant."""
+        for side in self.sides:
+            side._end(RunStatus.FINISHED, STOPPED_BY_TRAINER)
+        return "stopped"
 
     def _advance_both(self, now: float) -> None:
         """Both sides to the clock, in lockstep: the one behind goes first, the other follows up to it, and the

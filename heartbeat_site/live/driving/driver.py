@@ -322,9 +322,8 @@ class RunDriver:
             self._end(RunStatus.FINISHED, STOPPED_BY_TRAINER)
             return "stopped"
         now = self.mono()
-        if now < self.next_tick:
+        if not self._slice_due(now):
             return None
-        self.next_tick = self.next_tick + self.interval if self.next_tick + self.interval > now else now + self.interval
         self._advance_slice(now)
         if self.clock.preparing:
             return self._housekeeping(now)
@@ -337,6 +336,15 @@ class RunDriver:
         if self.node_level:
             self._answer_asks()
         return self._housekeeping(now)
+
+    def _slice_due(self, now: float) -> bool:
+        """Whether the next slice is due at wall time ``now``; when it is, the one after is due an interval later,
+        or an interval from now if this driver fell behind (slices missed are not made up). A comparison's
+        driver paces both sides by side a's (comparison_driver.py)."""
+        if now < self.next_tick:
+            return False
+        self.next_tick = self.next_tick + self.interval if self.next_tick + self.interval > now else now + self.interval
+        return True
 
     # -- outages of the services around the run -------------------------------------------
 
