@@ -1,8 +1,11 @@
 """Lessons and drills in live runs (docs/lessons.md): what viewers may be told, and the answers.
 
-The lesson's steps run in the run's driver (``driver.py``, with ``simulation.lessons.LessonRun``);
-this module keeps the rest: the public form of lessons, drills and questions (never their
-answers before the reveal), answers stored per viewer and question, tallies and reveals.
+The lesson's steps run in the run's driver, in the Celery worker (``teaching.py``, with
+``simulation.lessons.LessonRun``); this module keeps the rest: the public form of lessons, drills and questions
+(never their answers before the reveal), answers stored per viewer and question, tallies and reveals. It runs
+in the web process (the REST API, the websocket consumer, exports and the report) and in the driver too, which
+hides a drill's cause from what it publishes with it (``viewer_event``, ``viewer_snapshot``) and tallies and
+reveals through it.
 """
 
 from __future__ import annotations

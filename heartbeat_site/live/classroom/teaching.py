@@ -1,4 +1,5 @@
-"""A lesson's steps and a drill's diagnosis inside a driven run (docs/lessons.md).
+"""A lesson's steps and a drill's diagnosis inside a driven run (docs/lessons.md). All of it runs in the Celery
+worker, in the run's driver (``driving/driver.py``, or side a's in a comparison); the web process uses none of it.
 
 The driver feeds every slice's events to ``LiveLesson.feed``; steps that start act on the run
 the way a trainer would, by intents (``intents.py``) the driver applies through the path a
