@@ -130,3 +130,24 @@ export function comparisonLink(id) {
 export function viewerLink(id) {
   return `${siteOrigin()}/runs/${encodeURIComponent(id)}/`;
 }
+
+/**
+ * Takes the control token out of the URL fragment (so it never shows on a projector) into this tab's
+ * sessionStorage, with `solo=1` ("Try alone": the learner's page, lesson.js), which stays with it across reloads.
+ * `scope` names what the token controls: a run's id, or `comparison-<id>`.
+ * @param {string} scope
+ * @returns {{token: string | null, solo: boolean}}
+ */
+export function takeControlToken(scope) {
+  const key = `heartbeat-control-${scope}`;
+  const soloKey = `heartbeat-solo-${scope}`;
+  const match = location.hash.match(/control=([^&]+)/);
+  if (match) {
+    sessionStorage.setItem(key, decodeURIComponent(match[1]));
+    if (/[#&]solo=1(&|$)/.test(location.hash)) sessionStorage.setItem(soloKey, "1");
+    else sessionStorage.removeItem(soloKey);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  const token = sessionStorage.getItem(key);
+  return { token, solo: Boolean(token) && sessionStorage.getItem(soloKey) === "1" };
+}

@@ -6,17 +6,18 @@
 // and the events of both sides, each marked with its side, are what its reveals wait for.
 import {
   comparisonLink, downloadReport, getComparison, getReport, sendComparisonCommand, takeComparisonRecipe,
+  takeControlToken,
 } from "./api.js";
 import { copyText } from "./clipboard.js";
 import { ClusterView } from "./cluster-view.js";
 import { RunConnection } from "./connection.js";
 import { ControllerState } from "./controllers.js";
-import { el, nextTask, setText } from "./dom.js";
+import { el, setText } from "./dom.js";
 import { FaultPanel } from "./faults.js";
 import { Follow } from "./follow.js";
 import { FrameScheduler } from "./frames.js";
 import { EventHistory } from "./history.js";
-import { makeTranslator, readJson } from "./i18n.js";
+import { makeTranslator } from "./i18n.js";
 import { nameOf, naturalCompare, zoneOf } from "./k8s.js";
 import { TimeAxis } from "./sequence/time-axis.js";
 import { SequenceView } from "./sequence/view.js";
@@ -29,22 +30,6 @@ const LOG_TRIM = 1000;
 const ENDED = ["finished", "idle", "failed"];
 // a lesson step's tab (the run page's panels) -> the part of this page that shows the same (showPart)
 const PARTS = { cluster: ".cluster", kubectl: ".cluster", traffic: ".seq", flows: ".seq", why: "#differences" };
-
-/** The control token out of the fragment (so it never shows on a projector) into this tab, with `solo=1` (a
- *  comparison lesson tried alone: the learner's page, lesson.js), which stays with it across reloads. */
-function takeControlToken(id) {
-  const key = `heartbeat-control-comparison-${id}`;
-  const soloKey = `heartbeat-solo-comparison-${id}`;
-  const match = location.hash.match(/control=([^&]+)/);
-  if (match) {
-    sessionStorage.setItem(key, decodeURIComponent(match[1]));
-    if (/[#&]solo=1(&|$)/.test(location.hash)) sessionStorage.setItem(soloKey, "1");
-    else sessionStorage.removeItem(soloKey);
-    history.replaceState(null, "", location.pathname + location.search);
-  }
-  const token = sessionStorage.getItem(key);
-  return { token, solo: Boolean(token) && sessionStorage.getItem(soloKey) === "1" };
-}
 
 /** One side: a run's stream into its own store, drawn by its own cluster view and sequence diagram. */
 class Side {
@@ -160,12 +145,12 @@ class Side {
   }
 }
 
-class ComparePage {
+export class ComparePage {
   constructor(config) {
     this.config = config;
     this.t = makeTranslator(config.strings);
     this.lang = config.lang;
-    ({ token: this.token, solo: this.solo } = takeControlToken(config.comparison));
+    ({ token: this.token, solo: this.solo } = takeControlToken(`comparison-${config.comparison}`));
     this.control = Boolean(this.token);
     document.body.dataset.mode = this.control ? "control" : "viewer";
     if (this.solo) document.body.dataset.solo = "true";
@@ -511,6 +496,3 @@ class ComparePage {
     if (!clock.paused || busy) this.frames.request();
   }
 }
-
-const config = readJson("compare-config");
-if (config) nextTask().then(() => new ComparePage(config));

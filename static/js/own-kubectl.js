@@ -22,6 +22,12 @@ function controlToken(runId) {
   return match ? decodeURIComponent(match[1]) : sessionStorage.getItem(`heartbeat-control-${runId}`);
 }
 
+/** The lines in the "Your own kubectl" box of the run page, their copy buttons, and the API warmed once it shows. */
+export function showOwnKubectl() {
+  show();
+  warmWhenSeen();
+}
+
 function show() {
   const box = document.getElementById("own-kubectl");
   const config = JSON.parse(document.getElementById("run-config")?.textContent ?? "{}");
@@ -61,9 +67,4 @@ function warmWhenSeen() {
     fetch(`/k8s/runs/${config.run}/api/v1/namespaces/default`, { priority: "low" }).catch(() => {});
   });
   observer.observe(box);
-}
-
-if (typeof document !== "undefined") {
-  show();
-  warmWhenSeen();
 }

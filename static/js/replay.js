@@ -10,7 +10,6 @@
 //  - the export menu's cluster objects (objects.yaml) are those at the cursor, `?t=`, until the page is live again.
 // "Back to live" (or "Leave replay") opens a new websocket with the page's handlers: a fresh snapshot.
 import { RunConnection } from "./connection.js";
-import { readJson } from "./i18n.js";
 import { formatOffset } from "./time.js";
 
 const ENDED = new Set(["finished", "idle", "failed", "stopped"]);
@@ -25,14 +24,6 @@ async function getJson(url) {
   const body = await response.json().catch(() => null);
   if (!response.ok) throw new Error(body?.message ?? response.statusText);
   return body;
-}
-
-/** The page (run-page.js sets window.heartbeat once its panels and connection exist). */
-function whenPageReady() {
-  return new Promise((resolve) => {
-    const look = () => (window.heartbeat?.connection ? resolve(window.heartbeat) : setTimeout(look, 50));
-    look();
-  });
 }
 
 export class Replay {
@@ -213,18 +204,20 @@ export class Replay {
   }
 }
 
-const config = readJson("run-config");
-if (config) {
+/**
+ * The replay bar of the run page `page` (run-page.js RunPage), once its panels and connection exist: opened from
+ * "Replay" or "Look back", which shows while `body[data-run-status]` allows it.
+ * @param {import("./run-page.js").RunPage} page
+ * @param {{run: string}} config  the page's run-config
+ */
+export function startReplay(page, config) {
   const $ = (id) => document.getElementById(id);
   const els = { bar: $("replay-bar"), open: $("btn-replay"), exit: $("replay-exit"), play: $("replay-play"),
     step: $("replay-step"), speed: $("replay-speed"), range: $("replay-time"), at: $("replay-at") };
-  if (els.bar && els.open) {
-    whenPageReady().then((page) => {
-      const replay = new Replay(page, config.run, els);
-      window.heartbeatReplay = replay; // tests read and drive the replay from here
-      const follow = () => replay.showOpen(document.body.dataset.runStatus);
-      new MutationObserver(follow).observe(document.body, { attributes: true, attributeFilter: ["data-run-status"] });
-      follow();
-    });
-  }
+  if (!els.bar || !els.open) return;
+  const replay = new Replay(page, config.run, els);
+  window.heartbeatReplay = replay; // tests read and drive the replay from here
+  const follow = () => replay.showOpen(document.body.dataset.runStatus);
+  new MutationObserver(follow).observe(document.body, { attributes: true, attributeFilter: ["data-run-status"] });
+  follow();
 }

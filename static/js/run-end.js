@@ -2,13 +2,13 @@
 // has ended (body[data-run-status], which run-page.js sets from the run's status), the page says why and
 // the trainer's controls are disabled. The clock stops by itself: an ended run's clock is paused at its end.
 import { getRun, sendCommand } from "./api.js";
-import { makeTranslator, readJson } from "./i18n.js";
+import { makeTranslator } from "./i18n.js";
 
 const ENDED = new Set(["finished", "idle", "failed", "stopped"]);
 const STOPPED_BY_TRAINER = "stopped by the trainer"; // heartbeat_site/live/driving/driver.py STOPPED_BY_TRAINER
 
-const config = readJson("run-config");
-const t = makeTranslator(config?.strings ?? {});
+let config = null; // the page's run-config
+let t = makeTranslator({});
 let shown = false;
 
 function toast(text) {
@@ -51,7 +51,13 @@ async function endRun() {
   }
 }
 
-if (config) {
+/**
+ * The trainer's "End the run", and what the page says once the run has ended.
+ * @param {{run: string, strings: Record<string, string>}} runConfig  the page's run-config
+ */
+export function watchRunEnd(runConfig) {
+  config = runConfig;
+  t = makeTranslator(config.strings ?? {});
   document.getElementById("btn-end")?.addEventListener("click", endRun);
   new MutationObserver(showEnd).observe(document.body, { attributes: true, attributeFilter: ["data-run-status"] });
   showEnd();

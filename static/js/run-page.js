@@ -7,7 +7,7 @@ import { ClusterView } from "./cluster-view.js";
 import { nextTask, setText } from "./dom.js";
 import { FrameScheduler } from "./frames.js";
 import {
-  downloadReport, getEvents, getReport, getRun, parseDuration, sendCommand, viewerLink,
+  downloadReport, getEvents, getReport, getRun, parseDuration, sendCommand, takeControlToken, viewerLink,
 } from "./api.js";
 import { FaultPanel } from "./faults.js";
 import { EventHistory } from "./history.js";
@@ -15,7 +15,7 @@ import { ArchitectureDiagram } from "./flows/architecture.js";
 import { EvictionFlow } from "./flows/eviction.js";
 import { HealthFlowchart } from "./flows/health.js";
 import { VolumeFlow } from "./flows/volume.js";
-import { makeTranslator, readJson } from "./i18n.js";
+import { makeTranslator } from "./i18n.js";
 import { nameOf, naturalCompare, readyOf, zoneOf } from "./k8s.js";
 import { KubectlPanel } from "./kubectl-panel.js";
 import { Classroom, lookBackIn } from "./lesson.js";
@@ -39,25 +39,7 @@ const LOG_MAX = 6000;
 const LOG_TRIM = 1000;
 const HISTORY_PAGES = 10; // pages of 5,000 events read back for a page opened mid-run
 
-/**
- * Takes the control token out of the fragment (so it never shows on a projector) into this tab,
- * with `solo=1` ("Try alone": the learner's page, lesson.js), which stays with it across reloads.
- */
-function takeControlToken(runId) {
-  const key = `heartbeat-control-${runId}`;
-  const soloKey = `heartbeat-solo-${runId}`;
-  const match = location.hash.match(/control=([^&]+)/);
-  if (match) {
-    sessionStorage.setItem(key, decodeURIComponent(match[1]));
-    if (/[#&]solo=1(&|$)/.test(location.hash)) sessionStorage.setItem(soloKey, "1");
-    else sessionStorage.removeItem(soloKey);
-    history.replaceState(null, "", location.pathname + location.search);
-  }
-  const token = sessionStorage.getItem(key);
-  return { token, solo: Boolean(token) && sessionStorage.getItem(soloKey) === "1" };
-}
-
-class RunPage {
+export class RunPage {
   constructor(config) {
     this.config = config;
     this.t = makeTranslator(config.strings);
@@ -80,7 +62,9 @@ class RunPage {
     // Every DOM write of the live panels happens in one pass per frame, ~10 a second at most;
     // the sequence diagram's scroll to its live end comes just before it (see scrollToLive).
     this.frames = new FrameScheduler(() => this.tick(), { prepare: () => this.sequence?.scrollToLive() });
-    this.#open().catch((e) => this.toast(String(e), true)); // a panel that cannot be built says so
+    /** Settles once the connection exists and every panel is built (what the replay drives); rejects if one cannot be. */
+    this.opened = this.#open();
+    this.opened.catch((e) => this.toast(String(e), true)); // a panel that cannot be built says so
   }
 
   /**
@@ -697,7 +681,3 @@ class RunPage {
     return pod ? volumeState(this.store, this.controllers, pod) : null;
   }
 }
-
-const config = readJson("run-config");
-// Not in the task that evaluated the page's modules and scripts.
-if (config) nextTask().then(() => new RunPage(config));

@@ -3,8 +3,7 @@
 
 import { viewerLink } from "./api.js";
 
-const config = JSON.parse(document.getElementById("run-config").textContent);
-const runId = config.run;
+let runId = ""; // the page's run
 
 function showQr() {
   const dialog = document.getElementById("qr-dialog");
@@ -37,5 +36,12 @@ async function takeRecipe() {
   link.select();
 }
 
-document.getElementById("show-qr")?.addEventListener("click", showQr);
-document.getElementById("take-recipe")?.addEventListener("click", takeRecipe);
+/**
+ * The run page's "Show QR code" and "Recipe link" buttons.
+ * @param {{run: string}} config  the page's run-config
+ */
+export function shareRoom(config) {
+  runId = config.run;
+  document.getElementById("show-qr")?.addEventListener("click", showQr);
+  document.getElementById("take-recipe")?.addEventListener("click", takeRecipe);
+}

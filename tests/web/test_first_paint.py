@@ -49,6 +49,6 @@ def test_a_runs_page_names_its_modules_for_after_its_first_paint(api, dispatched
     assert not re.search(r"<script[^>]*d3-selection", html)
     plan = re.search(r'<script type="application/json" id="after-first-paint">(.*?)</script>', html).group(1)
     plan = json.loads(plan)
-    assert [s["src"].rsplit("/", 1)[1] for s in plan["scripts"]][:2] == ["d3-selection.min.js", "run-page.js"]
+    assert [s["src"].rsplit("/", 1)[1] for s in plan["scripts"]][:2] == ["d3-selection.min.js", "run.js"]
     assert [s["module"] for s in plan["scripts"]][:2] == [False, True]
     assert any(href.endswith("/js/api.js") for href in plan["preload"]) and len(plan["preload"]) > 30
