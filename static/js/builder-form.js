@@ -1,7 +1,7 @@
 // The scenario builder's form: drawn from the document (docs/architecture.md §3) each time its shape
 // changes. Every control and every row carries the field path of what it edits (data-path, the validator's
 // own notation: cluster.zones[1].nodes), which is also how a validation message finds its place.
-import { pathText } from "./builder-yaml.js";
+import { pathText } from "#js/builder-yaml.js";
 
 const MAX_NODES = 5000;
 const TOLERATION_KEYS = ["node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready",

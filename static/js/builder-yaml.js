@@ -2,7 +2,7 @@
 // place (a value, an item added or removed), so the author's comments, key order and flow style survive a
 // form edit; the text area edits it by being parsed again. Parsed with YAML 1.1 rules, as PyYAML reads
 // the document on the server (`on`, `yes` are booleans there too; a version must be quoted: "1.30").
-import { LineCounter, isCollection, isMap, isScalar, isSeq, parseDocument } from "../vendor/yaml/index.js";
+import { LineCounter, isCollection, isMap, isScalar, isSeq, parseDocument } from "yaml";
 
 const OPTIONS = { version: "1.1", prettyErrors: false };
 

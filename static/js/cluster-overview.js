@@ -16,12 +16,12 @@
 // large amounts of work come a step per pass: the cells of a rebuild (BUILD_STEP), the touched
 // nodes (UPDATE_STEP), the cells to redraw (DRAW_STEP: a zone outage changes 1,700 cells at
 // once) and their labels (LABEL_STEP).
-import { AGE_STEPS, colourProbes, paintCell, readColours, sizeCanvas } from "./cell-painter.js";
-import { el, setText } from "./dom.js";
-import { nameOf, naturalCompare, naturalSort, zoneOf } from "./k8s.js";
-import { leaseAge, leaseStep, wholeLeaseAge } from "./lease-age.js";
-import { cellLabel, cellState } from "./node-cell.js";
-import { fillZoneHead } from "./zone-head.js";
+import { AGE_STEPS, colourProbes, paintCell, readColours, sizeCanvas } from "#js/cell-painter.js";
+import { el, setText } from "#js/dom.js";
+import { nameOf, naturalCompare, naturalSort, zoneOf } from "#js/k8s.js";
+import { leaseAge, leaseStep, wholeLeaseAge } from "#js/lease-age.js";
+import { cellLabel, cellState } from "#js/node-cell.js";
+import { fillZoneHead } from "#js/zone-head.js";
 
 const LEASE_NAMESPACE = "kube-node-lease";
 // what a cell shows, in words

@@ -13,15 +13,15 @@
 // Cost per frame: a card is rebuilt only when its objects changed (a signature per card); the
 // bars and texts that move with time are written only when what they show changes, and only for
 // cards on screen: a card scrolled away costs nothing until it comes back.
-import { ClusterOverview } from "./cluster-overview.js";
-import { barSize, el, setText as writeText } from "./dom.js";
+import { ClusterOverview } from "#js/cluster-overview.js";
+import { barSize, el, setText as writeText } from "#js/dom.js";
 import {
   condition, isTerminating, nameOf, naturalCompare, nodeStatus, podReady, readyOf, taintString, taintsOf, zoneOf,
-} from "./k8s.js";
-import { leaseAge, leaseLevel, wholeLeaseAge } from "./lease-age.js";
-import { countdownAt, formatCountdown } from "./time.js";
-import { fillZoneHead } from "./zone-head.js";
-import { forceDetachOf, nodeVolumes, podWait, waitingReason } from "./volumes.js";
+} from "#js/k8s.js";
+import { leaseAge, leaseLevel, wholeLeaseAge } from "#js/lease-age.js";
+import { countdownAt, formatCountdown } from "#js/time.js";
+import { fillZoneHead } from "#js/zone-head.js";
+import { forceDetachOf, nodeVolumes, podWait, waitingReason } from "#js/volumes.js";
 
 const PRESSURE = ["MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"];
 export const COMPACT_FROM = 25;

@@ -7,23 +7,23 @@
 import {
   comparisonLink, downloadReport, getComparison, getReport, sendComparisonCommand, takeComparisonRecipe,
   takeControlToken,
-} from "./api.js";
-import { copyText } from "./clipboard.js";
-import { ClusterView } from "./cluster-view.js";
-import { RunConnection } from "./connection.js";
-import { ControllerState } from "./controllers.js";
-import { el, setText } from "./dom.js";
-import { FaultPanel } from "./faults.js";
-import { Follow } from "./follow.js";
-import { FrameScheduler } from "./frames.js";
-import { EventHistory } from "./history.js";
-import { makeTranslator } from "./i18n.js";
-import { nameOf, naturalCompare, zoneOf } from "./k8s.js";
-import { TimeAxis } from "./sequence/time-axis.js";
-import { SequenceView } from "./sequence/view.js";
-import { ObjectStore } from "./store.js";
-import { Classroom, lookBackIn } from "./lesson.js";
-import { formatOffset, formatUtc, VirtualClock } from "./time.js";
+} from "#js/api.js";
+import { copyText } from "#js/clipboard.js";
+import { ClusterView } from "#js/cluster-view.js";
+import { RunConnection } from "#js/connection.js";
+import { ControllerState } from "#js/controllers.js";
+import { el, setText } from "#js/dom.js";
+import { FaultPanel } from "#js/faults.js";
+import { Follow } from "#js/follow.js";
+import { FrameScheduler } from "#js/frames.js";
+import { EventHistory } from "#js/history.js";
+import { makeTranslator } from "#js/i18n.js";
+import { nameOf, naturalCompare, zoneOf } from "#js/k8s.js";
+import { TimeAxis } from "#js/sequence/time-axis.js";
+import { SequenceView } from "#js/sequence/view.js";
+import { ObjectStore } from "#js/store.js";
+import { Classroom, lookBackIn } from "#js/lesson.js";
+import { formatOffset, formatUtc, VirtualClock } from "#js/time.js";
 
 const LOG_MAX = 4000; // per side: half the run page's scroll-back, two diagrams share the screen
 const LOG_TRIM = 1000;

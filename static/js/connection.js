@@ -1,7 +1,7 @@
 // The run's websocket: snapshot first, then frames. On a drop it reconnects with
 // `?after=<last seq>` so the server replays exactly what was missed (or sends a fresh snapshot
 // when the gap is too old), and reports its state for the clock bar.
-import { nextTask } from "./dom.js";
+import { nextTask } from "#js/dom.js";
 
 const LARGE = 100_000; // characters: a message this long is parsed by the worker (json-worker.js)
 // A message over the server's 1 MiB limit arrives as parts: {"type": "part", "message": id,
@@ -132,7 +132,8 @@ export class RunConnection {
   #worker() {
     if (this.jsonWorker === undefined) {
       try {
-        this.jsonWorker = new Worker(new URL("./json-worker.js", import.meta.url));
+        // Through the page's import map, as the modules are: its hashed URL with hashed static files.
+        this.jsonWorker = new Worker(import.meta.resolve("#js/json-worker.js"));
         this.jsonWorker.onmessage = (e) => this.#workerReply(e.data);
         // A worker that fails (its script did not load): what it was given is parsed here.
         this.jsonWorker.onerror = () => {

@@ -2,7 +2,7 @@
 // states, token buckets and queues, the taint eviction controller's scheduled deletions and the
 // kubelets' fault flags. Seeded from the snapshot, then kept current from decision, transition
 // and fault events.
-import { evictionDecision, nameOf, taintsOf } from "./k8s.js";
+import { evictionDecision, nameOf, taintsOf } from "#js/k8s.js";
 
 const podKey = (pod) => (pod && !pod.includes("/") ? `default/${pod}` : pod);
 

@@ -2,7 +2,7 @@
 import {
   describeNode, getEndpointSlices, getNodes, getPersistentVolumeClaims, getPersistentVolumes, getPodsWide,
   getStatefulSets, getVolumeAttachments, leaseYaml, listYaml,
-} from "./kubectl/printers.js";
+} from "#js/kubectl/printers.js";
 
 export const COMMANDS = {
   "get-nodes": () => "kubectl get nodes",

@@ -1,7 +1,7 @@
 // The pure parts of a lesson or drill page (docs/lessons.md): the event matcher the pages wait
 // for a reveal's evidence with, what it waits for in words, the tally's bars, and whether an
 // answer was right. No DOM here, so tests/js runs it under Node.
-import { formatOffset } from "./time.js";
+import { formatOffset } from "#js/time.js";
 
 /** A library text `{en, zh}` in the page's language (a Django code: "en", "zh-hans"). */
 export function localText(text, lang) {

@@ -1,8 +1,8 @@
 // The trainer's report of a lesson or drill (GET /api/runs/<id>/report, docs/architecture.md §6.5),
 // shown on the trainer's page at the end: a row per question with the share right, a row per
 // viewer, and the report to keep as CSV or JSON. Viewers' pages never build or fetch it.
-import { el } from "./dom.js";
-import { localText } from "./lesson-model.js";
+import { el } from "#js/dom.js";
+import { localText } from "#js/lesson-model.js";
 
 function cell(tag, text, cls) {
   return el(tag, cls ?? "", text);

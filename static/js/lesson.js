@@ -4,16 +4,16 @@
 // hands it the messages and carries out the steps' page actions (focus, tab) it asks for.
 // Alone ("Try alone", `solo`) the page holding the control token is the learner's: it answers as
 // a viewer, checks its own answer (the reveal), sees no tally, and keeps its score (progress.js).
-import { getEvents } from "./api.js";
-import { el, setText } from "./dom.js";
+import { getEvents } from "#js/api.js";
+import { el, setText } from "#js/dom.js";
 import {
   answerIsRight, barEvidence, bucketHolds, describeMatcher, localText, matches, orderTimeLabels, orderTimes, revealOrder,
   settleReveal, soloScore, tallyBars, tapOrder,
-} from "./lesson-model.js";
-import { recordFinish } from "./progress.js";
-import { renderReport } from "./lesson-report.js";
-import { formatOffset } from "./time.js";
-import { eventText } from "./why.js";
+} from "#js/lesson-model.js";
+import { recordFinish } from "#js/progress.js";
+import { renderReport } from "#js/lesson-report.js";
+import { formatOffset } from "#js/time.js";
+import { eventText } from "#js/why.js";
 
 const VIEWER_KEY = "heartbeat-viewer";
 const NICKNAME_KEY = "heartbeat-nickname";

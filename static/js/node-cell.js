@@ -1,6 +1,6 @@
 // What one cell of the cluster overview says about its node, as data: no DOM here, so the same
 // reading serves the drawing, the cell's accessible name and the tests.
-import { nodeStatus, readyOf, taintString, taintsOf } from "./k8s.js";
+import { nodeStatus, readyOf, taintString, taintsOf } from "#js/k8s.js";
 
 /** The strongest scheduling taint on a node: "NoExecute", "NoSchedule" or "" (none, or only PreferNoSchedule). */
 export function taintMark(node) {

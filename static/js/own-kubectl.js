@@ -1,8 +1,8 @@
 // "Your own kubectl": the line to paste for this run's Kubernetes API (docs/kubectl.md). The viewer line watches
 // the nodes; on a trainer's page a closed section holds the line that writes with the control token.
 
-import { siteOrigin } from "./api.js";
-import { copyText } from "./clipboard.js";
+import { siteOrigin } from "#js/api.js";
+import { copyText } from "#js/clipboard.js";
 
 /** The server URL of the run's API; `token` goes into it over plain HTTP, where kubectl sends no --token. */
 export function kubectlLines(origin, runId, token) {

@@ -9,8 +9,8 @@
 //    while a clock of the replay's own advances;
 //  - the export menu's cluster objects (objects.yaml) are those at the cursor, `?t=`, until the page is live again.
 // "Back to live" (or "Leave replay") opens a new websocket with the page's handlers: a fresh snapshot.
-import { RunConnection } from "./connection.js";
-import { formatOffset } from "./time.js";
+import { RunConnection } from "#js/connection.js";
+import { formatOffset } from "#js/time.js";
 
 const ENDED = new Set(["finished", "idle", "failed", "stopped"]);
 const WINDOW = 30; // virtual seconds of traffic shown before the cursor after a seek
@@ -207,7 +207,7 @@ export class Replay {
 /**
  * The replay bar of the run page `page` (run-page.js RunPage), once its panels and connection exist: opened from
  * "Replay" or "Look back", which shows while `body[data-run-status]` allows it.
- * @param {import("./run-page.js").RunPage} page
+ * @param {import("#js/run-page.js").RunPage} page
  * @param {{run: string}} config  the page's run-config
  */
 export function startReplay(page, config) {

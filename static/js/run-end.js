@@ -1,8 +1,8 @@
 // The end of a run on its page. The trainer's "End the run" button sends the stop command; once the run
 // has ended (body[data-run-status], which run-page.js sets from the run's status), the page says why and
 // the trainer's controls are disabled. The clock stops by itself: an ended run's clock is paused at its end.
-import { getRun, sendCommand } from "./api.js";
-import { makeTranslator } from "./i18n.js";
+import { getRun, sendCommand } from "#js/api.js";
+import { makeTranslator } from "#js/i18n.js";
 
 const ENDED = new Set(["finished", "idle", "failed", "stopped"]);
 const STOPPED_BY_TRAINER = "stopped by the trainer"; // heartbeat_site/live/driving/driver.py STOPPED_BY_TRAINER

@@ -1,36 +1,36 @@
 // Composition root of the run page: one websocket feeds one object store; every panel reads
 // from it. Control mode exists only when the URL fragment carried a control token.
-import { copyText } from "./clipboard.js";
-import { RunConnection } from "./connection.js";
-import { ControllerState } from "./controllers.js";
-import { ClusterView } from "./cluster-view.js";
-import { nextTask, setText } from "./dom.js";
-import { FrameScheduler } from "./frames.js";
+import { copyText } from "#js/clipboard.js";
+import { RunConnection } from "#js/connection.js";
+import { ControllerState } from "#js/controllers.js";
+import { ClusterView } from "#js/cluster-view.js";
+import { nextTask, setText } from "#js/dom.js";
+import { FrameScheduler } from "#js/frames.js";
 import {
   downloadReport, getEvents, getReport, getRun, parseDuration, sendCommand, takeControlToken, viewerLink,
-} from "./api.js";
-import { FaultPanel } from "./faults.js";
-import { EventHistory } from "./history.js";
-import { ArchitectureDiagram } from "./flows/architecture.js";
-import { EvictionFlow } from "./flows/eviction.js";
-import { HealthFlowchart } from "./flows/health.js";
-import { VolumeFlow } from "./flows/volume.js";
-import { makeTranslator } from "./i18n.js";
-import { nameOf, naturalCompare, readyOf, zoneOf } from "./k8s.js";
-import { KubectlPanel } from "./kubectl-panel.js";
-import { Classroom, lookBackIn } from "./lesson.js";
-import { NodeAnnouncer } from "./announcer.js";
-import { NARROW, PanelTabs } from "./panels.js";
-import { VOLUME_DECIDERS } from "./sequence/model.js";
-import { SequenceView } from "./sequence/view.js";
-import { ZoneTraffic } from "./sequence/zone-traffic.js";
-import { loadOnIntent, renderStatic, sequenceToMermaid } from "./static-diagrams.js";
-import { ObjectStore } from "./store.js";
-import { formatOffset, formatUtc, VirtualClock } from "./time.js";
-import { Timeline } from "./timeline.js";
-import { renderWhy } from "./why.js";
-import { claimsOf, hasVolumes, isVolumeEvent, volumeState } from "./volumes.js";
-import { Follow } from "./follow.js";
+} from "#js/api.js";
+import { FaultPanel } from "#js/faults.js";
+import { EventHistory } from "#js/history.js";
+import { ArchitectureDiagram } from "#js/flows/architecture.js";
+import { EvictionFlow } from "#js/flows/eviction.js";
+import { HealthFlowchart } from "#js/flows/health.js";
+import { VolumeFlow } from "#js/flows/volume.js";
+import { makeTranslator } from "#js/i18n.js";
+import { nameOf, naturalCompare, readyOf, zoneOf } from "#js/k8s.js";
+import { KubectlPanel } from "#js/kubectl-panel.js";
+import { Classroom, lookBackIn } from "#js/lesson.js";
+import { NodeAnnouncer } from "#js/announcer.js";
+import { NARROW, PanelTabs } from "#js/panels.js";
+import { VOLUME_DECIDERS } from "#js/sequence/model.js";
+import { SequenceView } from "#js/sequence/view.js";
+import { ZoneTraffic } from "#js/sequence/zone-traffic.js";
+import { loadOnIntent, renderStatic, sequenceToMermaid } from "#js/static-diagrams.js";
+import { ObjectStore } from "#js/store.js";
+import { formatOffset, formatUtc, VirtualClock } from "#js/time.js";
+import { Timeline } from "#js/timeline.js";
+import { renderWhy } from "#js/why.js";
+import { claimsOf, hasVolumes, isVolumeEvent, volumeState } from "#js/volumes.js";
+import { Follow } from "#js/follow.js";
 
 // Events kept for the sequence diagram's scroll-back (rebuilt on refocus) and explanations:
 // 6,000 to 7,000, about ten minutes of a 100-node class, in columns allocated when the page opens

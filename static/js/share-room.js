@@ -1,7 +1,7 @@
 // For the room: the viewer link as a large QR code (drawn by the site, GET /api/runs/<id>/qr.svg), and a recipe
 // link of the session (POST /api/runs/<id>/recipe with the control token, which run-page.js keeps in this tab).
 
-import { viewerLink } from "./api.js";
+import { viewerLink } from "#js/api.js";
 
 let runId = ""; // the page's run
 

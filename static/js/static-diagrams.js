@@ -1,6 +1,6 @@
 // Static diagrams and export, drawn by Mermaid (loaded only when asked: 3.6 MB). Live drawing is
 // the incremental SVG renderer; Mermaid re-renders everything and is too slow to follow events.
-import { ALL_LANES as LANES } from "./sequence/model.js";
+import { ALL_LANES as LANES } from "#js/sequence/model.js";
 
 // Loading it costs one main-thread task of about half a second and ~4 MB of heap, so it is not
 // loaded ahead in idle time (the live view would stall and keep the memory for nothing): it

@@ -1,7 +1,7 @@
 // The event timeline: virtual time on x, one lane per kind of change (faults, node Ready,
 // taints, pods, zones), markers bucketed per few pixels so a 100-node run stays a few hundred SVG
 // elements. Clicking a marker explains the event behind it.
-import { formatOffset } from "./time.js";
+import { formatOffset } from "#js/time.js";
 
 const LANES = ["fault", "node", "taint", "pod", "zone"];
 const LANE_H = 18;

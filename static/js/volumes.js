@@ -14,7 +14,7 @@
 // - a pod's `spec.volumes[].persistentVolumeClaim.claimName`, the claim's `spec.volumeName`;
 // - core/v1 Events `FailedAttachVolume` "Multi-Attach error ..." on the waiting pod
 //   (pkg/controller/volume/attachdetach/reconciler/reconciler.go reportMultiAttachError).
-import { isTerminating, nameOf, readyOf, taintsOf } from "./k8s.js";
+import { isTerminating, nameOf, readyOf, taintsOf } from "#js/k8s.js";
 
 export const OUT_OF_SERVICE = "node.kubernetes.io/out-of-service";
 // The attach/detach controller's default maxWaitForUnmountDuration

@@ -1,8 +1,8 @@
 // "Why did this happen?": the explanation of one event, built from the decision records the
 // simulation emits (rule, inputs, outcome, Kubernetes source file). A write is explained by the
 // decision of the same controller that led to it.
-import { requestLabel } from "./sequence/model.js";
-import { formatOffset } from "./time.js";
+import { requestLabel } from "#js/sequence/model.js";
+import { formatOffset } from "#js/time.js";
 
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);

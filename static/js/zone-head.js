@@ -1,7 +1,7 @@
 // A zone's header: its name, the node lifecycle controller's disruption state of it, how many of
 // its nodes are Ready, and its eviction rate limiter (rate, tokens, queue). One builder for the
 // cluster view's lists and for the overview of a large cluster.
-import { el } from "./dom.js";
+import { el } from "#js/dom.js";
 
 const QUEUE_TITLE = 20; // queued nodes named in the overview header's tooltip
 

@@ -91,7 +91,7 @@ def test_static_files_come_compressed_and_cached_for_good(classroom):
     assert status == 200 and headers.get("Content-Encoding") == "gzip"  # the page itself too
     page = gzip.decompress(body).decode()
     imports = json.loads(re.search(r'<script type="importmap">(.*?)</script>', page).group(1))["imports"]
-    assert "/static/js/api.js" in imports  # a module the run page imports, resolved to its hashed file
+    assert "#js/api.js" in imports  # a module the run page imports, resolved to its hashed file
     scripts = re.findall(r'<script[^>]* src="(/static/[^"]+)"', page)
     styles = re.findall(r'<link rel="stylesheet" href="(/static/[^"]+)"', page)
     assert scripts and styles

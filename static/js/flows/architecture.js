@@ -1,9 +1,9 @@
 // The dual-heartbeat architecture as a live diagram: the focused kubelet's two write paths into
 // kube-apiserver, the watches that feed the controllers and the controllers' writes back. An
 // edge pulses when an event travels along it, so the Lease path visibly goes quiet on a crash.
-import { setText } from "../dom.js";
-import { APISERVER } from "../sequence/model.js";
-import { arrowMarker, multilineText, svgEl, wrapText } from "./svg.js";
+import { setText } from "#js/dom.js";
+import { APISERVER } from "#js/sequence/model.js";
+import { arrowMarker, multilineText, svgEl, wrapText } from "#js/flows/svg.js";
 
 // Drawn at about the width of the side panel on a 1920-pixel screen, so its text keeps its size
 // there; long names wrap inside their boxes (in both languages) instead of running out.

@@ -1,9 +1,9 @@
 // The taint eviction controller's decision for the selected pod (docs/kubernetes-node-health.md §4.2): the node's
 // NoExecute taints, the FIRST toleration that tolerates each, and the result — delete now,
 // never, or a countdown to the minimum tolerationSeconds — with the taken branch highlighted.
-import { evictionDecision, isTerminating, nameOf, taintString, taintsOf } from "../k8s.js";
-import { barSize, setText } from "../dom.js";
-import { countdownAt, formatCountdown } from "../time.js";
+import { evictionDecision, isTerminating, nameOf, taintString, taintsOf } from "#js/k8s.js";
+import { barSize, setText } from "#js/dom.js";
+import { countdownAt, formatCountdown } from "#js/time.js";
 
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);

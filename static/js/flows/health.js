@@ -2,7 +2,7 @@
 // §3.2-§3.6), drawn as the controller really decides — not the popular "Lease older than 40 s"
 // shortcut (its §8) — with the branch taken in the focused node's latest pass highlighted from
 // its decision records.
-import { flowchart } from "./svg.js";
+import { flowchart } from "#js/flows/svg.js";
 
 // Drawn at about the side panel's width on a 1920-pixel screen (its text keeps its size there):
 // the questions down the left, what a "yes" leads to on the right, the outcomes at the bottom.

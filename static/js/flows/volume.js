@@ -4,10 +4,10 @@
 // out-of-service taint, the maxWaitForUnmountDuration timeout (6 min) on an unhealthy node, and
 // the attach to the new pod's node, with the branch the volume is on lit (volumes.js volumePath).
 // Drawn only on a run that has volumes.
-import { barSize, el, setText } from "../dom.js";
-import { countdownAt, formatCountdown } from "../time.js";
-import { volumePath } from "../volumes.js";
-import { flowchart } from "./svg.js";
+import { barSize, el, setText } from "#js/dom.js";
+import { countdownAt, formatCountdown } from "#js/time.js";
+import { volumePath } from "#js/volumes.js";
+import { flowchart } from "#js/flows/svg.js";
 
 const W = 520;
 const H = 500;

@@ -1,12 +1,12 @@
 // Client-side `kubectl` output from the live object store. Each function follows the printer
 // kubectl uses (pkg/printers/internalversion/printers.go, kubectl describe.go) so a learner sees
 // byte for byte what the real command would print for the same objects.
-import { age, rfc1123z } from "./duration.js";
-import { TabWriter, table } from "./tabwriter.js";
-import { toYaml } from "./yaml.js";
+import { age, rfc1123z } from "#js/kubectl/duration.js";
+import { TabWriter, table } from "#js/kubectl/tabwriter.js";
+import { toYaml } from "#js/kubectl/yaml.js";
 import {
   byNamespacedName, isTerminal, nameOf, nodeRoles, nodeStatus, podIP, taintString,
-} from "../k8s.js";
+} from "#js/k8s.js";
 
 /** kubectl get nodes */
 export function getNodes(nodes, nowMs) {

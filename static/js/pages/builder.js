@@ -2,13 +2,13 @@
 // is checked by the server's own validator (POST /api/scenarios/validate) and every message is shown at its
 // field and on its YAML line. "Preview" runs the first minutes headless (POST /api/scenarios/preview),
 // "Save" stores it (POST /api/scenarios) and gives its /s/<id> link.
-import { controlLink, createRun, saveScenario } from "../api.js";
+import { controlLink, createRun, saveScenario } from "#js/api.js";
 import {
   clock, clusterNodes, controlValue, faultTarget, faultTargetFields, renderForm, seconds, tolerationKeyList,
-} from "../builder-form.js";
-import { YamlSource, pathParts } from "../builder-yaml.js";
-import { copyText } from "../clipboard.js";
-import { makeTranslator, readJson } from "../i18n.js";
+} from "#js/builder-form.js";
+import { YamlSource, pathParts } from "#js/builder-yaml.js";
+import { copyText } from "#js/clipboard.js";
+import { makeTranslator, readJson } from "#js/i18n.js";
 
 const config = readJson("page-config");
 const t = makeTranslator(config.strings);

@@ -1,10 +1,10 @@
 // Home page and scenario links: start a run of a lesson, a drill or a scenario through the REST
 // API, then go to its page with the control token in the URL fragment (never in a query string,
 // so it is in no server log).
-import { comparisonLink, createComparison, createdControlLink, createRun, savedScenarios, viewerLink } from "../api.js";
-import { copyText } from "../clipboard.js";
-import { makeTranslator, readJson } from "../i18n.js";
-import { readProgress } from "../progress.js";
+import { comparisonLink, createComparison, createdControlLink, createRun, savedScenarios, viewerLink } from "#js/api.js";
+import { copyText } from "#js/clipboard.js";
+import { makeTranslator, readJson } from "#js/i18n.js";
+import { readProgress } from "#js/progress.js";
 
 const config = readJson("page-config") ?? { strings: {} };
 const t = makeTranslator(config.strings);

@@ -1,7 +1,7 @@
 // Myth vs fact page: "See it" starts a private run of the lesson or scenario that shows the fact
 // and opens its page, the control token in the URL fragment (never in a query string).
-import { createdControlLink, startRun } from "../api.js";
-import { makeTranslator, readJson } from "../i18n.js";
+import { createdControlLink, startRun } from "#js/api.js";
+import { makeTranslator, readJson } from "#js/i18n.js";
 
 const config = readJson("page-config") ?? { strings: {} };
 const t = makeTranslator(config.strings);

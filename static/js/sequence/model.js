@@ -150,7 +150,7 @@ function passRecord(nodes, node) {
  * their rows and shifts every index by the same amount (`dropped`), once per history trim.
  */
 export class SequenceModel {
-  /** @param {import("../history.js").EventHistory} history  the events the rows are read from */
+  /** @param {import("#js/history.js").EventHistory} history  the events the rows are read from */
   constructor(history) {
     this.history = history;
     this.focus = null;

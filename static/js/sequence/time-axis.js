@@ -8,7 +8,7 @@
 const BUCKET = 1; // virtual seconds that start at one height on both sides
 
 export class TimeAxis {
-  /** @param {Record<string, import("./model.js").SequenceModel>} models  the sides' row models, by key */
+  /** @param {Record<string, import("#js/sequence/model.js").SequenceModel>} models  the sides' row models, by key */
   constructor(models) {
     this.models = models;
     this.slots = Object.fromEntries(Object.keys(models).map((key) => [key, []]));

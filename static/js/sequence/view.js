@@ -18,10 +18,10 @@
 // - following the live end scrolls before the page's pass, never in it (`scrollToLive`):
 //   setting scrollTop lays out everything written before it.
 // Mermaid is kept for static diagrams and export (see static-diagrams.js).
-/** @typedef {import("../history.js").EventHistory} EventHistory */
-import { lanesFor, LANES, SequenceModel } from "./model.js";
-import { formatOffset } from "../time.js";
-import { setText } from "../dom.js";
+/** @typedef {import("#js/history.js").EventHistory} EventHistory */
+import { lanesFor, LANES, SequenceModel } from "#js/sequence/model.js";
+import { formatOffset } from "#js/time.js";
+import { setText } from "#js/dom.js";
 
 // A row's height and the times' gutter: a laptop's (text of 10 to 10.5 px), and a narrow panel's (a phone, a
 // tablet: every text 12 px, the smallest a phone's screen shows legibly, so rows a little taller). The CSS
