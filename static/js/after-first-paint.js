@@ -1,3 +1,4 @@
+// @ts-check
 // Written into the run page (not a module): its scripts start after the page's first paint.
 //
 // A phone on classroom Wi-Fi paints the page as the server wrote it (a lesson's bar and its

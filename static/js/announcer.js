@@ -1,3 +1,4 @@
+// @ts-check
 // Node state changes told to screen readers through an aria-live region: "node-2 NotReady".
 // Only a change of what `kubectl get nodes` prints as STATUS counts (Ready <-> NotReady; Lease
 // renewals and status posts that change nothing are not news), and at most one announcement goes

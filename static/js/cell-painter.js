@@ -1,3 +1,4 @@
+// @ts-check
 // How a cell of the cluster overview looks, drawn on a canvas: one drawing for the zones'
 // canvases and the legend's keys. A cell's fill is its node's kubectl STATUS (hatched when
 // cordoned); its strongest taint is marked in the mark colour, NoSchedule by a band along its

@@ -1,3 +1,4 @@
+// @ts-check
 // Copying a link or a command line for the user.
 
 /**

@@ -1,3 +1,4 @@
+// @ts-check
 // The run's websocket: snapshot first, then frames. On a drop it reconnects with
 // `?after=<last seq>` so the server replays exactly what was missed (or sends a fresh snapshot
 // when the gap is too old), and reports its state for the clock bar.

@@ -1,3 +1,4 @@
+// @ts-check
 // What the controllers know that is not in the objects: the node lifecycle controller's zone
 // states, token buckets and queues, the taint eviction controller's scheduled deletions and the
 // kubelets' fault flags. Seeded from the snapshot, then kept current from decision, transition

@@ -1,3 +1,4 @@
+// @ts-check
 // Small DOM writers for texts and bars that change every frame or second.
 
 /** A new element with a class and a text (both optional). */

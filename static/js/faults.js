@@ -1,3 +1,4 @@
+// @ts-check
 // The trainer's fault buttons (control mode only): every action of the simulation's fault
 // vocabulary, grouped by what it targets — the node picked on the cluster view, the pod picked
 // there, the node's zone, or the whole cluster — with the parameters each action needs.

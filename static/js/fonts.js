@@ -1,3 +1,4 @@
+// @ts-check
 // Loaded in <head> (not a module), before any web font can finish loading.
 //
 // Chinese glyphs come from a served web font split into unicode-range slices, fetched when a

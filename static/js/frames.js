@@ -1,3 +1,4 @@
+// @ts-check
 // One pass of DOM writes per frame, and at most about ten frames a second: websocket frames,
 // the clock and the little animations all ask for the next pass instead of writing on their own,
 // so the browser lays out and paints once per 100 ms however much arrived.

@@ -1,3 +1,4 @@
+// @ts-check
 // The page's record of the live events: what the sequence diagram rebuilds its scroll-back from
 // when the focus moves, and where "why" looks for the decision behind a write. It keeps the
 // newest `max` to `max + trim` events (the oldest `trim` go at once), stored as columns: typed

@@ -1,3 +1,4 @@
+// @ts-check
 // UI strings come translated from Django (gettext) in a JSON block of the page: one catalogue
 // for templates and scripts, so the zh-hans .po file covers everything the page can show.
 

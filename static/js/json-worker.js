@@ -1,3 +1,4 @@
+// @ts-check
 // Parses a large websocket message off the page's main thread: a snapshot (2.5 MB of JSON on a
 // 100-node run), or a frame of a large cluster's busy second (thousands of events, megabytes).
 // It sends the message back as JSON texts the page parses one per task, each in a reply of its

@@ -1,3 +1,4 @@
+// @ts-check
 // Small readers over Kubernetes JSON objects (docs/kubernetes-node-health.md §9 shapes). Pure functions: the
 // cluster view, the kubectl printers and the flow diagrams all ask the same questions.
 

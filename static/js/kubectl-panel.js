@@ -1,3 +1,4 @@
+// @ts-check
 // A terminal-looking panel that prints what kubectl would print now, from the live store.
 import {
   describeNode, getEndpointSlices, getNodes, getPersistentVolumeClaims, getPersistentVolumes, getPodsWide,

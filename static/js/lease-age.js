@@ -1,3 +1,4 @@
+// @ts-check
 // How old a node's Lease is against the node lifecycle controller's grace period. One reading for
 // every place that shows it: the node cards and rows, the overview's cells and their labels.
 

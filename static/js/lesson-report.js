@@ -1,3 +1,4 @@
+// @ts-check
 // The trainer's report of a lesson or drill (GET /api/runs/<id>/report, docs/architecture.md §6.5),
 // shown on the trainer's page at the end: a row per question with the share right, a row per
 // viewer, and the report to keep as CSV or JSON. Viewers' pages never build or fetch it.

@@ -1,3 +1,4 @@
+// @ts-check
 // What one cell of the cluster overview says about its node, as data: no DOM here, so the same
 // reading serves the drawing, the cell's accessible name and the tests.
 import { nodeStatus, readyOf, taintString, taintsOf } from "#js/k8s.js";

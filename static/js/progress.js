@@ -1,3 +1,4 @@
+// @ts-check
 // What this browser finished alone ("Try alone" on the home page): per lesson and per drill, the
 // best score. Kept in localStorage only: a solo run sends the server its answers and the checks
 // (reveals), never a score. The solo run page writes it (lesson.js), the home page reads it.

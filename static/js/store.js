@@ -1,3 +1,4 @@
+// @ts-check
 // The page's copy of the cluster: the snapshot's objects, then every `write` event applied in
 // seq order (replace by resource/namespace/name, remove when `removed`). Everything the panels
 // draw is read from here, so a viewer that joins late sees exactly what the others see.

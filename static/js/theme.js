@@ -1,3 +1,4 @@
+// @ts-check
 // Loaded in <head> (not a module) so the chosen theme applies before the first paint.
 (function () {
   var KEY = "heartbeat-theme";

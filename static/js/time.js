@@ -1,3 +1,4 @@
+// @ts-check
 // Virtual time helpers shared by every panel. The run's clock lives in the worker; the page
 // only interpolates between frames so that countdown bars move smoothly.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Volumes as the pages read them: which PersistentVolumes each node has attached and in use, why
 // a pod of a StatefulSet is stuck, and which branch of the attach/detach controller's reconciler
 // its volume is on. Pure functions over the page's ObjectStore (store.js) and the controllers'

@@ -1,3 +1,4 @@
+// @ts-check
 // "Why did this happen?": the explanation of one event, built from the decision records the
 // simulation emits (rule, inputs, outcome, Kubernetes source file). A write is explained by the
 // decision of the same controller that led to it.

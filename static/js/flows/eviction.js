@@ -1,3 +1,4 @@
+// @ts-check
 // The taint eviction controller's decision for the selected pod (docs/kubernetes-node-health.md §4.2): the node's
 // NoExecute taints, the FIRST toleration that tolerates each, and the result — delete now,
 // never, or a countdown to the minimum tolerationSeconds — with the taken branch highlighted.

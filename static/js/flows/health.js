@@ -1,3 +1,4 @@
+// @ts-check
 // The health-judgement flowchart of one monitorNodeHealth pass (docs/kubernetes-node-health.md
 // §3.2-§3.6), drawn as the controller really decides — not the popular "Lease older than 40 s"
 // shortcut (its §8) — with the branch taken in the focused node's latest pass highlighted from

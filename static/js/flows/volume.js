@@ -1,3 +1,4 @@
+// @ts-check
 // The attach/detach controller's reconciler for the selected pod's volume
 // (pkg/controller/volume/attachdetach/reconciler/reconciler.go): whether a pod object on the old
 // node still needs it, whether that node's kubelet still lists it in volumesInUse, the

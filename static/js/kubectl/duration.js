@@ -1,3 +1,4 @@
+// @ts-check
 // kubectl's AGE column: a port of k8s.io/apimachinery/pkg/util/duration.HumanDuration, so the
 // panels print exactly what `kubectl get` prints for the same timestamps.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // A port of Go's text/tabwriter (left aligned, no flags), the writer kubectl prints through.
 // Column blocks follow Go's rule: a column's width is set by the consecutive lines that have
 // a tab-terminated cell in it, so `describe` sections align the way kubectl aligns them.

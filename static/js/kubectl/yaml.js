@@ -1,3 +1,4 @@
+// @ts-check
 // `kubectl get -o yaml` output for plain JSON objects: keys sorted (kubectl marshals a map),
 // list items at their parent's indentation, and strings quoted only where YAML would read
 // them as something else (numbers, booleans, timestamps...), as sigs.k8s.io/yaml does.

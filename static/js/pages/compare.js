@@ -1,3 +1,4 @@
+// @ts-check
 // The comparison page (templates/pages/compare.html): its one entry module (the page itself: compare-page.js).
 import { ComparePage } from "#js/compare-page.js";
 import { nextTask } from "#js/dom.js";

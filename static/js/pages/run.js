@@ -1,3 +1,4 @@
+// @ts-check
 // The run page (templates/pages/run.html), also an observed cluster's: its one entry module. The panels, the
 // connection and the lesson are the RunPage's (run-page.js); around it the end of the run, the replay bar,
 // "Your own kubectl" and the room's share buttons.

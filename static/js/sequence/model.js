@@ -1,3 +1,4 @@
+// @ts-check
 // What the live sequence diagram draws, decided without touching the DOM: the lanes, and for
 // each event the row it becomes (a request arrow, a watch delivery, a lost request, a
 // controller decision or a trainer's fault note). The view only positions these rows.

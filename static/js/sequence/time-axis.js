@@ -1,3 +1,4 @@
+// @ts-check
 // One time axis for the two sequence diagrams of a comparison (docs/architecture.md §6.9): the same virtual
 // second starts at the same height in both. Each diagram draws a row per event (view.js), and the two sides make
 // different numbers of events once their settings make a difference (side a's NotReady writes come 10 s before

@@ -1,3 +1,4 @@
+// @ts-check
 // On a large cluster the sequence diagram cannot draw an arrow for every other kubelet's request
 // (5,000 nodes renew 500 Leases a second): it shows them as counts per zone over the last ten
 // virtual seconds instead, "zone-b: 1,667 kubelets, 0 Lease PUTs". A zone whose Lease renewals
