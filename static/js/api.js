@@ -1,3 +1,4 @@
+// @ts-check
 // REST calls of the pages. Commands carry the control token as a bearer header; the token
 // itself only ever lives in the URL fragment and this tab's sessionStorage.
 
@@ -8,6 +9,11 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * @param {string} method
+ * @param {string} url
+ * @param {{body?: unknown, token?: string | null}} [options]  a JSON body; the control token, as a bearer header
+ */
 async function request(method, url, { body, token } = {}) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
@@ -93,7 +99,7 @@ export async function downloadReport(id, token, format) {
 /** Where the room reaches this site: the site's public address (the laptop's on the room's network, though this
  *  browser may have opened 127.0.0.1), else this page's own origin. */
 export function siteOrigin() {
-  return document.querySelector('meta[name="heartbeat-origin"]')?.content || location.origin;
+  return document.querySelector('meta[name="heartbeat-origin"]')?.getAttribute("content") || location.origin;
 }
 
 /** The page link a run's control token opens: the token rides in the fragment only. `origin`: this page's own

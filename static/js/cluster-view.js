@@ -1,3 +1,4 @@
+// @ts-check
 // The cluster view: zones, their nodes (kubectl STATUS, Lease age against the grace period, last
 // status post, conditions, taint chips) and each node's pods (Ready, Terminating, eviction
 // countdowns).
@@ -117,7 +118,7 @@ export class ClusterView {
     // while on screen.)
     this.observer = new IntersectionObserver((entries) => {
       for (const entry of entries) {
-        const card = this.cards.get(entry.target.dataset.node);
+        const card = this.cards.get(/** @type {HTMLElement} */ (entry.target).dataset.node);
         if (!card || card.el !== entry.target) continue;
         card.visible = entry.isIntersecting;
         if (card.visible) this.#tickCard(card, this.clock.now(), this.controllers.gracePeriod);
@@ -139,7 +140,8 @@ export class ClusterView {
     // The focused card's height is the only one the list cannot know in advance.
     this.cardObserver = new ResizeObserver((entries) => {
       for (const entry of entries) {
-        const h = Math.ceil(entry.borderBoxSize?.[0]?.blockSize ?? entry.target.offsetHeight);
+        const card = /** @type {HTMLElement} */ (entry.target);
+        const h = Math.ceil(entry.borderBoxSize?.[0]?.blockSize ?? card.offsetHeight);
         if (h && h !== this.cardHeight) {
           this.cardHeight = h;
           this.#layoutItems();

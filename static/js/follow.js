@@ -1,3 +1,4 @@
+// @ts-check
 // "Viewers follow me" (docs/websocket-protocol.md, "follow"). The trainer's page, while its toggle is on, sends
 // where it looks as commands (POST /api/runs/<id>/commands: {"action": "focus", "node", "tab"}); the server
 // broadcasts each as a `follow` message, and gives a page that joins or reconnects where things stand right after
@@ -12,7 +13,11 @@ export class Follow {
    * @param {HTMLButtonElement|null} back  the viewer's "Follow the trainer" button
    */
   constructor(page, toggle, back) {
-    Object.assign(this, { page, toggle, back });
+    /** @type {{control: boolean, command(cmd: object): unknown, focus(node: string): void, tab(name: string): void,
+     *   where(): {node?: string | null, tab?: string}}} */
+    this.page = page;
+    this.toggle = toggle;
+    this.back = back;
     this.on = false; // the trainer asks viewers to follow
     this.away = false; // this viewer picked something of their own meanwhile
     this.last = {}; // the trainer's latest node and panel
@@ -20,7 +25,7 @@ export class Follow {
     back?.addEventListener("click", () => this.#rejoin());
     // A tab or panel the user opens themselves (the page's own changes are no clicks)
     document.addEventListener("click", (e) => {
-      if (e.isTrusted && e.target.closest?.("[data-tab], .view-tabs [role=tab]")) this.picked();
+      if (e.isTrusted && /** @type {Element} */ (e.target).closest?.("[data-tab], .view-tabs [role=tab]")) this.picked();
     });
   }
 

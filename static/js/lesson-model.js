@@ -1,3 +1,4 @@
+// @ts-check
 // The pure parts of a lesson or drill page (docs/lessons.md): the event matcher the pages wait
 // for a reveal's evidence with, what it waits for in words, the tally's bars, and whether an
 // answer was right. No DOM here, so tests/js runs it under Node.
@@ -54,6 +55,8 @@ export function bucketHolds(label, answer, tolerance = 0) {
  * without an answer), then the tally's other keys (a number question's ranges, lowest first).
  * `share` (0..1) is the bar's length, of the answers given; `percent`s are whole and add up to 100
  * (largest remainders) when anyone answered.
+ * @param {Record<string, number>} [counts]
+ * @param {{order?: string[], answers?: number}} [options]
  */
 export function tallyBars(counts = {}, { order = [], answers } = {}) {
   const keys = [...order];

@@ -1,3 +1,4 @@
+// @ts-check
 // "Your own kubectl": the line to paste for this run's Kubernetes API (docs/kubectl.md). The viewer line watches
 // the nodes; on a trainer's page a closed section holds the line that writes with the control token.
 
@@ -34,13 +35,13 @@ function show() {
   if (!box || !config.run) return;
   const lines = kubectlLines(siteOrigin(), config.run, controlToken(config.run));
   box.querySelector("[data-line=watch]").textContent = lines.watch;
-  box.querySelector("a[data-kubeconfig]").href = `/api/runs/${config.run}/kubeconfig`;
+  box.querySelector("a[data-kubeconfig]").setAttribute("href", `/api/runs/${config.run}/kubeconfig`);
   const control = box.querySelector("[data-line=control]");
   if (lines.control) {
     control.textContent = lines.control;
     control.closest("details").hidden = false;
   }
-  for (const button of box.querySelectorAll("button[data-copy]")) {
+  for (const button of /** @type {NodeListOf<HTMLButtonElement>} */ (box.querySelectorAll("button[data-copy]"))) {
     button.addEventListener("click", () => copyLine(button, box.querySelector(`[data-line=${button.dataset.copy}]`)));
   }
 }

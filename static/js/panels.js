@@ -1,3 +1,4 @@
+// @ts-check
 // The run page's panels as tabs on a phone or a tablet (css/small-screens.css). Below 600 px one
 // panel fills the screen under the top bar: API traffic first, then the cluster, flows, timeline,
 // kubectl, why, diagrams and (on a trainer's page) the fault buttons. From 600 to 1023 px the
@@ -38,9 +39,12 @@ export class PanelTabs {
     this.onNarrow = onNarrow;
     this.onCluster = onCluster;
     if (!document.querySelector("#faults")) tablist.querySelector('[data-view="faults"]')?.remove(); // a viewer's page
-    this.tabs = [...tablist.querySelectorAll('[role="tab"][data-view]')];
+    this.tabs = [.../** @type {NodeListOf<HTMLElement>} */ (tablist.querySelectorAll('[role="tab"][data-view]'))];
+    /** @type {HTMLElement} */
     this.cluster = grid.querySelector(".cluster-panel");
+    /** @type {HTMLElement} */
     this.traffic = grid.querySelector(".seq-panel");
+    /** @type {HTMLElement} */
     this.side = grid.querySelector(".side-panel");
     this.view = "traffic";
     this.sideTab = active; // the side tab the page renders now
@@ -56,7 +60,7 @@ export class PanelTabs {
     });
     this.phoneQuery.addEventListener("change", () => this.#apply());
     tablist.addEventListener("click", (e) => {
-      const tab = e.target.closest('[role="tab"]');
+      const tab = /** @type {HTMLElement | null} */ (/** @type {Element} */ (e.target).closest('[role="tab"]'));
       if (tab) this.select(tab.dataset.view);
     });
     tablist.addEventListener("keydown", (e) => this.#arrow(e));
@@ -145,7 +149,7 @@ export class PanelTabs {
   /** Arrow keys, Home and End move between the tabs shown (and select one: automatic activation). */
   #arrow(e) {
     const shown = this.tabs.filter((tab) => tab.offsetParent !== null);
-    const at = shown.indexOf(e.target.closest('[role="tab"]'));
+    const at = shown.indexOf(/** @type {Element} */ (e.target).closest('[role="tab"]'));
     if (at < 0) return;
     const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: shown.length - 1 }[e.key];
     if (to === undefined) return;

@@ -1,3 +1,4 @@
+// @ts-check
 // Replay and seek on the run page: an ended run's "Replay", a live run's "Look back". The page
 // leaves its websocket and is fed from the REST API instead, through the very paths a live
 // snapshot and live frames take (RunPage.onSnapshot, RunPage.onFrame in run-page.js):

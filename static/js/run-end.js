@@ -1,3 +1,4 @@
+// @ts-check
 // The end of a run on its page. The trainer's "End the run" button sends the stop command; once the run
 // has ended (body[data-run-status], which run-page.js sets from the run's status), the page says why and
 // the trainer's controls are disabled. The clock stops by itself: an ended run's clock is paused at its end.
@@ -29,7 +30,8 @@ function reasonOf(run) {
 async function showEnd() {
   if (shown || !ENDED.has(document.body.dataset.runStatus)) return;
   shown = true;
-  for (const control of document.querySelectorAll("#control-bar button, #control-bar select, #fault-buttons button")) {
+  const controls = document.querySelectorAll("#control-bar button, #control-bar select, #fault-buttons button");
+  for (const control of /** @type {NodeListOf<HTMLButtonElement | HTMLSelectElement>} */ (controls)) {
     control.disabled = true;
   }
   const box = document.getElementById("run-end");

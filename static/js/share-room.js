@@ -1,3 +1,4 @@
+// @ts-check
 // For the room: the viewer link as a large QR code (drawn by the site, GET /api/runs/<id>/qr.svg), and a recipe
 // link of the session (POST /api/runs/<id>/recipe with the control token, which run-page.js keeps in this tab).
 
@@ -6,17 +7,17 @@ import { viewerLink } from "#js/api.js";
 let runId = ""; // the page's run
 
 function showQr() {
-  const dialog = document.getElementById("qr-dialog");
-  const image = document.getElementById("qr-image");
+  const dialog = /** @type {HTMLDialogElement} */ (document.getElementById("qr-dialog"));
+  const image = /** @type {HTMLImageElement} */ (document.getElementById("qr-image"));
   if (!image.src) image.src = image.dataset.src; // fetched the first time it is shown, not on every page load
   document.getElementById("qr-link").textContent = viewerLink(runId);
   dialog.showModal();
 }
 
 async function takeRecipe() {
-  const dialog = document.getElementById("recipe-dialog");
-  const link = document.getElementById("recipe-link");
-  const open = document.getElementById("recipe-open");
+  const dialog = /** @type {HTMLDialogElement} */ (document.getElementById("recipe-dialog"));
+  const link = /** @type {HTMLInputElement} */ (document.getElementById("recipe-link"));
+  const open = /** @type {HTMLAnchorElement} */ (document.getElementById("recipe-open"));
   const error = document.getElementById("recipe-error");
   link.value = "";
   error.textContent = "";

@@ -1,3 +1,4 @@
+// @ts-check
 // Static diagrams and export, drawn by Mermaid (loaded only when asked: 3.6 MB). Live drawing is
 // the incremental SVG renderer; Mermaid re-renders everything and is too slow to follow events.
 import { ALL_LANES as LANES } from "#js/sequence/model.js";

@@ -1,3 +1,4 @@
+// @ts-check
 // The event timeline: virtual time on x, one lane per kind of change (faults, node Ready,
 // taints, pods, zones), markers bucketed per few pixels so a 100-node run stays a few hundred SVG
 // elements. Clicking a marker explains the event behind it.
@@ -63,10 +64,10 @@ export class Timeline {
   layout(width = this.root.clientWidth) {
     this.width = Math.max(300, width);
     this.height = TOP + LANES.length * LANE_H + 4;
-    this.svg.setAttribute("width", this.width);
-    this.svg.setAttribute("height", this.height);
-    this.nowLine.setAttribute("y1", TOP - 2);
-    this.nowLine.setAttribute("y2", this.height);
+    this.svg.setAttribute("width", String(this.width));
+    this.svg.setAttribute("height", String(this.height));
+    this.nowLine.setAttribute("y1", String(TOP - 2));
+    this.nowLine.setAttribute("y2", String(this.height));
     this.nowX = null;
     this.redraw();
   }
@@ -144,15 +145,15 @@ export class Timeline {
     LANES.forEach((lane, i) => {
       const y = TOP + i * LANE_H;
       const label = document.createElementNS(ns, "text");
-      label.setAttribute("x", 4);
-      label.setAttribute("y", y + 12);
+      label.setAttribute("x", String(4));
+      label.setAttribute("y", String(y + 12));
       label.setAttribute("class", "tl-lane");
       label.textContent = this.t(`timeline.${lane}`);
       const line = document.createElementNS(ns, "line");
-      line.setAttribute("x1", LEFT);
-      line.setAttribute("x2", this.width - 10);
-      line.setAttribute("y1", y + 9);
-      line.setAttribute("y2", y + 9);
+      line.setAttribute("x1", String(LEFT));
+      line.setAttribute("x2", String(this.width - 10));
+      line.setAttribute("y1", String(y + 9));
+      line.setAttribute("y2", String(y + 9));
       line.setAttribute("class", "tl-track");
       this.axis.append(label, line);
     });
@@ -163,8 +164,8 @@ export class Timeline {
       .find((s) => this.duration / s <= 12 && (plot * s) / this.duration >= 44) ?? 7200;
     for (let t = 0; t <= this.duration && this.x(t) + 20 <= this.width; t += step) {
       const tick = document.createElementNS(ns, "text");
-      tick.setAttribute("x", this.x(t));
-      tick.setAttribute("y", 11);
+      tick.setAttribute("x", String(this.x(t)));
+      tick.setAttribute("y", String(11));
       tick.setAttribute("text-anchor", "middle");
       tick.setAttribute("class", "tl-tick");
       tick.textContent = formatOffset(t, { tenths: false });
@@ -190,9 +191,9 @@ export class Timeline {
     const mark = document.createElementNS(ns, lane === "fault" ? "path" : "circle");
     if (lane === "fault") mark.setAttribute("d", `M${px},${y - 7} l6,12 l-12,0 z`);
     else {
-      mark.setAttribute("cx", px);
-      mark.setAttribute("cy", y);
-      mark.setAttribute("r", 3.5);
+      mark.setAttribute("cx", String(px));
+      mark.setAttribute("cy", String(y));
+      mark.setAttribute("r", String(3.5));
     }
     const detail = event.kind ? `${event.kind} ${event.to ?? ""}` : event.action;
     mark.setAttribute("class", `tl-mark tl-${lane} ${event.kind ? `k-${event.kind}` : ""} ` +
@@ -212,7 +213,7 @@ export class Timeline {
     const x = Math.round(this.x(t));
     if (x === this.nowX) return;
     this.nowX = x;
-    this.nowLine.setAttribute("x1", x);
-    this.nowLine.setAttribute("x2", x);
+    this.nowLine.setAttribute("x1", String(x));
+    this.nowLine.setAttribute("x2", String(x));
   }
 }

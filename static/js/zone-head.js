@@ -1,3 +1,4 @@
+// @ts-check
 // A zone's header: its name, the node lifecycle controller's disruption state of it, how many of
 // its nodes are Ready, and its eviction rate limiter (rate, tokens, queue). One builder for the
 // cluster view's lists and for the overview of a large cluster.
@@ -10,6 +11,10 @@ const QUEUE_TITLE = 20; // queued nodes named in the overview header's tooltip
  * already shows the same. `layout`: "flow" (one wrapping line), "lines" (two fixed lines, the
  * queue cut short, in full in the tooltip), or "overview" (wrapping, with the queue's length: a
  * large zone's queue holds hundreds of nodes; the first of them in the tooltip).
+ * @param {HTMLElement & {__shown?: string}} head
+ * @param {(key: string, params?: object) => string} t
+ * @param {{zone: string, z?: {queue?: string[], state?: string, rate?: number, tokens?: number}, ready: number,
+ *   total: number, layout?: string}} what
  */
 export function fillZoneHead(head, t, { zone, z = {}, ready, total, layout = "flow" }) {
   const queue = z.queue ?? [];

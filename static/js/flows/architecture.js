@@ -1,3 +1,4 @@
+// @ts-check
 // The dual-heartbeat architecture as a live diagram: the focused kubelet's two write paths into
 // kube-apiserver, the watches that feed the controllers and the controllers' writes back. An
 // edge pulses when an event travels along it, so the Lease path visibly goes quiet on a crash.
@@ -11,6 +12,7 @@ const W = 520;
 const H = 300;
 
 // [id, x, y, w, h, label key, css class]
+/** @type {[id: string, x: number, y: number, w: number, h: number, label: string, cls: string][]} */
 const BOXES = [
   ["kubelet", 4, 34, 134, 206, "arch.kubelet", "group"],
   ["lease-ctl", 12, 78, 118, 40, "arch.lease-ctl", "comp"],
@@ -28,6 +30,7 @@ const BOXES = [
 
 // [id, path, label key, label x, label y]: the kubelet's two paths are captioned under their
 // boxes (the gap to the API server is too narrow for a label), the others beside their edge.
+/** @type {[id: string, d: string, label: string | null, lx?: number, ly?: number][]} */
 const EDGES = [
   ["lease", "M130,98 C164,98 164,62 196,62", "arch.e-lease", 71, 134],
   ["status", "M130,180 C164,180 164,149 196,149", "arch.e-status", 71, 216],

@@ -1,3 +1,4 @@
+// @ts-check
 // Small SVG helpers shared by the live flow diagrams: elements, wrapped text (Latin words and
 // CJK characters alike), arrow markers that keep their size whatever the stroke width.
 
@@ -40,7 +41,11 @@ export function wrapText(text, max) {
   return lines.length ? lines : [""];
 }
 
-/** A <text> of several lines centred on (x, y): one <tspan> per line. */
+/**
+ * A <text> of several lines centred on (x, y): one <tspan> per line.
+ * @param {string[]} lines
+ * @param {{x: number, y: number, lineHeight?: number, cls?: string, anchor?: string}} where
+ */
 export function multilineText(lines, { x, y, lineHeight = 13, cls, anchor = "middle" }) {
   const text = svgEl("text", {
     x, y: y - ((lines.length - 1) * lineHeight) / 2, class: cls, "text-anchor": anchor, "dominant-baseline": "central",

@@ -1,3 +1,4 @@
+// @ts-check
 // Client-side `kubectl` output from the live object store. Each function follows the printer
 // kubectl uses (pkg/printers/internalversion/printers.go, kubectl describe.go) so a learner sees
 // byte for byte what the real command would print for the same objects.
@@ -208,7 +209,8 @@ export function getVolumeAttachments(attachments, nowMs) {
  * a cluster-scoped resource.
  */
 export function listYaml(objects, { apiVersion, kind }, namespace = "default") {
-  const items = listed(objects, namespace).map(({ metadata: { managedFields, ...metadata } = {}, ...o }) => (
+  const items = listed(objects, namespace).map((/** @type {{metadata?: {managedFields?: unknown}}} */ {
+    metadata: { managedFields, ...metadata } = {}, ...o }) => (
     { ...o, apiVersion, kind, metadata }));
   return toYaml({ apiVersion: "v1", items, kind: "List", metadata: { resourceVersion: "" } });
 }
@@ -251,7 +253,9 @@ function sumQuantity(pods, kind, resource) {
 function formatLike(totalMilli, sample) {
   const text = String(sample);
   if (text.endsWith("m")) return `${Math.round(totalMilli)}m`;
-  for (const [unit, factor] of [["Gi", 1024 ** 3], ["Mi", 1024 ** 2], ["Ki", 1024]]) {
+  /** @type {[string, number][]} */
+  const units = [["Gi", 1024 ** 3], ["Mi", 1024 ** 2], ["Ki", 1024]];
+  for (const [unit, factor] of units) {
     if (text.endsWith(unit)) return `${Math.round(totalMilli / 1000 / factor)}${unit}`;
   }
   return String(Math.round(totalMilli / 1000));

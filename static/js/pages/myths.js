@@ -1,3 +1,4 @@
+// @ts-check
 // Myth vs fact page: "See it" starts a private run of the lesson or scenario that shows the fact
 // and opens its page, the control token in the URL fragment (never in a query string).
 import { createdControlLink, startRun } from "#js/api.js";
@@ -29,7 +30,7 @@ function reset(button) {
 }
 
 document.addEventListener("click", (event) => {
-  const button = event.target.closest("button[data-see]");
+  const button = /** @type {HTMLButtonElement | null} */ (/** @type {Element} */ (event.target).closest("button[data-see]"));
   if (button && !button.disabled) seeIt(button);
 });
 

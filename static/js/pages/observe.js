@@ -1,3 +1,4 @@
+// @ts-check
 // /observe/: start an observation of a real cluster, or replay its audit log (docs/observe.md), then open its run
 // page. The token goes to the server in the request body once; the page keeps no copy of it.
 
@@ -37,6 +38,6 @@ handle(document.querySelector("#observe-form"), async (data) => {
 
 handle(document.querySelector("#replay-form"), async (data) => {
   const file = data.get("log");
-  if (!(file instanceof File) || !file.size) throw new Error(document.querySelector("#replay-form").dataset.empty);
+  if (!(file instanceof File) || !file.size) throw new Error(document.getElementById("replay-form").dataset.empty);
   return (await post("/api/audit-replays", file, "text/plain")).url;
 });

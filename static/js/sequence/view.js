@@ -1,3 +1,4 @@
+// @ts-check
 // The live sequence diagram, drawn incrementally with d3: one <g> per row, keyed by seq, only for
 // the rows in (or near) the viewport. New rows are appended at the bottom; existing rows never
 // move, so nothing flickers and the cost per frame stays flat however long the run is.
@@ -59,7 +60,9 @@ export class SequenceView {
       .attr("aria-hidden", "true");
     this.blocksLayer = d3.select(this.scroller).append("div").attr("class", "seq-blocks").attr("role", "group")
       .attr("aria-labelledby", "seq-title").node();
+    /** @type {HTMLElement | null} */
     this.liveButton = root.querySelector(".seq-live");
+    /** @type {HTMLElement} */
     this.zonesBox = root.parentElement?.querySelector(".seq-zones") ?? document.createElement("div");
     this.reducedMotion = window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
     this.droppedSeen = 0;
@@ -98,7 +101,7 @@ export class SequenceView {
       return Boolean(item);
     };
     this.scroller.addEventListener("click", (e) => select(e.target));
-    this.scroller.addEventListener("keydown", (e) => {
+    this.scroller.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
       if ((e.key === "Enter" || e.key === " ") && select(e.target)) e.preventDefault();
     });
     this.liveButton?.addEventListener("click", () => {
@@ -193,7 +196,7 @@ export class SequenceView {
     // and refocus only: the one layout read of the head). A narrow panel takes it at once, without
     // a layout of the page to find out (a phone's opening runs this several times).
     this.lanes.forEach((lane, i) => {
-      const span = labels[i].firstChild;
+      const span = /** @type {HTMLElement} */ (labels[i].firstChild);
       const short = this.t(`lane-short.${lane.label ?? lane.id}`, {}, "");
       if (short && (this.compact || span.scrollHeight > span.clientHeight + 1)) span.textContent = short;
     });
@@ -216,7 +219,7 @@ export class SequenceView {
   renderZones(summary) {
     while (this.zonesBox.children.length > summary.length) this.zonesBox.lastChild.remove();
     summary.forEach((z, i) => {
-      let div = this.zonesBox.children[i];
+      let div = /** @type {HTMLElement} */ (this.zonesBox.children[i]);
       if (!div) {
         div = this.zonesBox.appendChild(document.createElement("div"));
         div.className = "seq-zone";
@@ -412,13 +415,13 @@ export class SequenceView {
     if (!block) {
       const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
       svg.setAttribute("class", "seq-svg seq-block");
-      svg.setAttribute("width", this.width);
-      svg.setAttribute("height", BLOCK * this.geo.rowH);
+      svg.setAttribute("width", String(this.width));
+      svg.setAttribute("height", String(BLOCK * this.geo.rowH));
       svg.style.top = `${b * BLOCK * this.geo.rowH}px`;
       const extent = document.createElementNS("http://www.w3.org/2000/svg", "rect");
       extent.setAttribute("class", "block-extent");
-      extent.setAttribute("width", this.width);
-      extent.setAttribute("height", BLOCK * this.geo.rowH);
+      extent.setAttribute("width", String(this.width));
+      extent.setAttribute("height", String(BLOCK * this.geo.rowH));
       svg.append(extent);
       block = { svg, rows: new Set() };
       this.blocks.set(b, block);
