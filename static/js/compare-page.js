@@ -1,3 +1,4 @@
+// @ts-check
 // Composition root of the comparison page (docs/architecture.md §6.9): the two runs of one scenario on one
 // clock, each side with its own websocket, object store, cluster view and sequence diagram (the run page's
 // modules), and above them the strip of the key transitions that differ. Commands go to both sides at once;
@@ -150,7 +151,9 @@ export class ComparePage {
     this.config = config;
     this.t = makeTranslator(config.strings);
     this.lang = config.lang;
-    ({ token: this.token, solo: this.solo } = takeControlToken(`comparison-${config.comparison}`));
+    const { token, solo } = takeControlToken(`comparison-${config.comparison}`);
+    this.token = token;
+    this.solo = solo;
     this.control = Boolean(this.token);
     document.body.dataset.mode = this.control ? "control" : "viewer";
     if (this.solo) document.body.dataset.solo = "true";
@@ -282,7 +285,7 @@ export class ComparePage {
 
   /** On a phone the two sides are tabs under the strip of differences (css/compare.css). */
   #sideTabs() {
-    const tabs = [...document.querySelectorAll(".side-tabs [data-side]")];
+    const tabs = [.../** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll(".side-tabs [data-side]"))];
     const show = (key) => {
       document.body.dataset.side = key;
       for (const tab of tabs) tab.setAttribute("aria-selected", String(tab.dataset.side === key));
@@ -360,7 +363,7 @@ export class ComparePage {
 
   onConnectionState(key, state) {
     this.states = { ...this.states, [key]: state };
-    const badge = document.querySelector("#conn-state");
+    const badge = document.getElementById("conn-state");
     // the worse of the two sides' connections speaks for the page
     const order = ["gone", "reconnecting", "connecting", "resynced", "live"];
     const worst = Object.values(this.states).sort((x, y) => order.indexOf(x) - order.indexOf(y))[0];
@@ -460,7 +463,7 @@ export class ComparePage {
       }
       return item;
     }));
-    document.querySelector("#differences .diff-none").hidden = differing.length > 0;
+    /** @type {HTMLElement} */ (document.querySelector("#differences .diff-none")).hidden = differing.length > 0;
   }
 
   async command(cmd, { quiet = false } = {}) {

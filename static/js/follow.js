@@ -25,7 +25,8 @@ export class Follow {
     back?.addEventListener("click", () => this.#rejoin());
     // A tab or panel the user opens themselves (the page's own changes are no clicks)
     document.addEventListener("click", (e) => {
-      if (e.isTrusted && /** @type {Element} */ (e.target).closest?.("[data-tab], .view-tabs [role=tab]")) this.picked();
+      const target = /** @type {Element} */ (e.target);
+      if (e.isTrusted && target.closest?.("[data-tab], .view-tabs [role=tab]")) this.picked();
     });
   }
 

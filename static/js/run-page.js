@@ -1,3 +1,4 @@
+// @ts-check
 // Composition root of the run page: one websocket feeds one object store; every panel reads
 // from it. Control mode exists only when the URL fragment carried a control token.
 import { copyText } from "#js/clipboard.js";
@@ -44,7 +45,9 @@ export class RunPage {
     this.config = config;
     this.t = makeTranslator(config.strings);
     this.lang = config.lang;
-    ({ token: this.token, solo: this.solo } = takeControlToken(config.run));
+    const { token, solo } = takeControlToken(config.run);
+    this.token = token;
+    this.solo = solo;
     this.control = Boolean(this.token);
     document.body.dataset.mode = this.control ? "control" : "viewer";
     if (this.solo) document.body.dataset.solo = "true";
@@ -59,10 +62,13 @@ export class RunPage {
     this.renderedVersion = -1;
     this.kubectlAt = -Infinity;
     this.activeTab = "flows";
+    /** @type {HTMLSelectElement | null | undefined} the trainer's speed picker, found when first synced */
+    this.speedSelect = undefined;
     // Every DOM write of the live panels happens in one pass per frame, ~10 a second at most;
     // the sequence diagram's scroll to its live end comes just before it (see scrollToLive).
     this.frames = new FrameScheduler(() => this.tick(), { prepare: () => this.sequence?.scrollToLive() });
-    /** Settles once the connection exists and every panel is built (what the replay drives); rejects if one cannot be. */
+    /** Settles once the connection exists and every panel is built (what the replay drives); rejects if one
+     *  cannot be. */
     this.opened = this.#open();
     this.opened.catch((e) => this.toast(String(e), true)); // a panel that cannot be built says so
   }
@@ -76,6 +82,7 @@ export class RunPage {
     await nextTask(); // not in the task of the constructor (sessionStorage's first read is slow)
     // The socket opens now and its messages wait for the panels (`ready`): the snapshot's download
     // and its parse in the JSON worker go on while the panels are built.
+    /** @type {(value?: unknown) => void} */
     let built;
     const ready = new Promise((resolve) => {
       built = resolve;
@@ -161,7 +168,7 @@ export class RunPage {
     this.clockEls = {
       time: $("#clock-time"), utc: $("#clock-utc"), speed: $("#clock-speed"), state: $("#clock-state"),
     };
-    for (const tab of document.querySelectorAll("[data-tab]")) {
+    for (const tab of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("[data-tab]"))) {
       tab.addEventListener("click", () => this.showTab(tab.dataset.tab));
     }
     $("#export-sequence")?.addEventListener("click", () => this.exportSequence());
@@ -229,7 +236,7 @@ export class RunPage {
     if (this.volumes === on) return;
     this.volumes = on;
     document.body.dataset.volumes = String(on);
-    document.querySelector("#flow-volume-section").hidden = !on;
+    document.getElementById("flow-volume-section").hidden = !on;
     this.sequence.setVolumes(on);
     this.cluster.setVolumes(on);
     if (on && this.activeTab === "diagrams") { // opened before the run showed its volumes: their diagram too
@@ -273,7 +280,7 @@ export class RunPage {
   /** The speed picker shows the run's speed (set by this page, another trainer tab, or the run's
    *  creation), unless the user is choosing one right now. */
   #syncSpeedSelect() {
-    const select = this.speedSelect ??= document.querySelector("#speed");
+    const select = this.speedSelect ??= /** @type {HTMLSelectElement | null} */ (document.querySelector("#speed"));
     if (!select || document.activeElement === select) return;
     const value = String(this.clock.speed);
     if (select.value === value) return;
@@ -329,7 +336,7 @@ export class RunPage {
     this.scenarioName = scenario.name;
     const title = scenario.title?.[this.lang.startsWith("zh") ? "zh" : "en"] ?? scenario.title?.en ?? scenario.name;
     this.#setText("#scenario-title", title);
-    document.querySelector("#scenario-title").title = title; // the bar may cut it short
+    document.getElementById("scenario-title").title = title; // the bar may cut it short
     this.drillRun = Boolean(run?.drill);
     if (run?.drill) return; // a drill's scenario is named after the drill: no catalogue entry
     try {
@@ -420,7 +427,7 @@ export class RunPage {
   }
 
   onConnectionState(state) {
-    const badge = document.querySelector("#conn-state");
+    const badge = document.getElementById("conn-state");
     badge.dataset.state = state;
     badge.textContent = this.t(`conn.${state}`);
     if (state === "resynced") setTimeout(() => {
@@ -528,10 +535,11 @@ export class RunPage {
   showTab(name) {
     this.activeTab = name;
     this.follow?.looked({ tab: name });
-    for (const tab of document.querySelectorAll("[data-tab]")) {
+    for (const tab of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("[data-tab]"))) {
       tab.setAttribute("aria-selected", String(tab.dataset.tab === name));
     }
-    for (const panel of document.querySelectorAll("[data-panel]")) panel.hidden = panel.dataset.panel !== name;
+    const panels = /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("[data-panel]"));
+    for (const panel of panels) panel.hidden = panel.dataset.panel !== name;
     this.panels?.follow(name);
     if (name === "diagrams") {
       renderStatic(document.querySelector("#static-diagrams"), this.config.mermaid).catch((e) => this.toast(String(e)));
@@ -545,11 +553,11 @@ export class RunPage {
     const model = this.sequence.model;
     const rows = model.slice(model.length - 150, model.length);
     const text = sequenceToMermaid(rows, (id) => this.t(`lane.${id}`, { node: this.focus ?? "" }));
-    const out = document.querySelector("#export-output");
+    const out = document.getElementById("export-output");
     out.textContent = text;
     out.hidden = false;
     const blob = new Blob([text], { type: "text/plain" });
-    const link = document.querySelector("#export-download");
+    const link = /** @type {HTMLAnchorElement} */ (document.getElementById("export-download"));
     if (link.href.startsWith("blob:")) URL.revokeObjectURL(link.href); // the previous export's
     link.href = URL.createObjectURL(blob);
     link.hidden = false;

@@ -1,7 +1,10 @@
+// @ts-check
 // Home page and scenario links: start a run of a lesson, a drill or a scenario through the REST
 // API, then go to its page with the control token in the URL fragment (never in a query string,
 // so it is in no server log).
-import { comparisonLink, createComparison, createdControlLink, createRun, savedScenarios, viewerLink } from "#js/api.js";
+import {
+  comparisonLink, createComparison, createdControlLink, createRun, savedScenarios, viewerLink,
+} from "#js/api.js";
 import { copyText } from "#js/clipboard.js";
 import { makeTranslator, readJson } from "#js/i18n.js";
 import { readProgress } from "#js/progress.js";
@@ -31,10 +34,11 @@ async function start(source, mode, button) {
     const compared = Boolean(run.comparison);
     const control = createdControlLink(run);
     if (mode === "live") {
-      const dialog = document.getElementById("session-dialog");
-      dialog.querySelector("#control-link").value = control;
-      dialog.querySelector("#viewer-link").value = compared ? comparisonLink(run.id) : viewerLink(run.id);
-      dialog.querySelector("#open-control").href = control;
+      const dialog = /** @type {HTMLDialogElement} */ (document.getElementById("session-dialog"));
+      /** @type {HTMLInputElement} */ (dialog.querySelector("#control-link")).value = control;
+      /** @type {HTMLInputElement} */ (dialog.querySelector("#viewer-link")).value =
+        compared ? comparisonLink(run.id) : viewerLink(run.id);
+      /** @type {HTMLAnchorElement} */ (dialog.querySelector("#open-control")).href = control;
       dialog.showModal();
     } else {
       const own = createdControlLink(run, location.origin); // stays on this page's origin
@@ -58,12 +62,12 @@ function sourceOf(data) {
   return null;
 }
 
-for (const button of document.querySelectorAll("[data-start]")) {
+for (const button of /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll("[data-start]"))) {
   button.addEventListener("click", () => start(sourceOf(button.dataset), button.dataset.start, button));
 }
 
 /** "Compare 1.31 with 1.33": the scenario twice on one clock, opened as its trainer (the token in the fragment). */
-for (const button of document.querySelectorAll("[data-compare]")) {
+for (const button of /** @type {NodeListOf<HTMLButtonElement>} */ (document.querySelectorAll("[data-compare]"))) {
   button.addEventListener("click", async () => {
     button.disabled = true;
     try {
@@ -110,8 +114,10 @@ listSaved();
 function showProgress() {
   for (const kind of ["lesson", "drill"]) {
     const done = readProgress(kind);
-    for (const card of document.querySelectorAll(`.${kind}-card[data-${kind}]`)) {
+    const cards = /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll(`.${kind}-card[data-${kind}]`));
+    for (const card of cards) {
       const entry = done[card.dataset[kind]];
+      /** @type {HTMLElement | null} */
       const badge = card.querySelector(".progress-badge");
       if (!badge || !entry?.finished) continue;
       Object.assign(badge.dataset, { score: String(entry.score), of: String(entry.of) });

@@ -30,7 +30,8 @@ function reset(button) {
 }
 
 document.addEventListener("click", (event) => {
-  const button = /** @type {HTMLButtonElement | null} */ (/** @type {Element} */ (event.target).closest("button[data-see]"));
+  const target = /** @type {Element} */ (event.target);
+  const button = /** @type {HTMLButtonElement | null} */ (target.closest("button[data-see]"));
   if (button && !button.disabled) seeIt(button);
 });
 
