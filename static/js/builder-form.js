@@ -1,3 +1,4 @@
+// @ts-check
 // The scenario builder's form: drawn from the document (docs/architecture.md §3) each time its shape
 // changes. Every control and every row carries the field path of what it edits (data-path, the validator's
 // own notation: cluster.zones[1].nodes), which is also how a validation message finds its place.
@@ -105,7 +106,14 @@ export function renderForm(form, doc, { t, config }) {
   section("faults").replaceChildren(...faultFields(ctx));
 }
 
-/** One labelled control: `kind` says how its text becomes a value (controlValue). */
+/**
+ * One labelled control: `kind` says how its text becomes a value (controlValue).
+ * @param {(string | number)[]} path  where its value sits in the document
+ * @param {string} label
+ * @param {{kind?: string, value?: unknown, placeholder?: string, hint?: string, options?: string[][],
+ *   rerender?: boolean, wide?: boolean, attrs?: Record<string, string | number>}} [how]  `rerender`: the form is
+ *   drawn again when it changes; `wide`: it takes a whole row
+ */
 function field(path, label, { kind = "text", value, placeholder, hint, options, rerender, wide, attrs = {} } = {}) {
   const text = pathText(path);
   const id = idOf(text);
@@ -323,6 +331,13 @@ function zoneOptions(ctx) {
   return [...new Set(ctx.nodes.map((n) => n.zone))];
 }
 
+/**
+ * The options of a picker of `names` (value, text), with `current` even when it is not one of them.
+ * @param {{t: Function}} ctx
+ * @param {string[]} names
+ * @param {string | undefined | null} current
+ * @param {{empty?: string}} [how]  `empty`: the text of a choice of none, first
+ */
 function choices(ctx, names, current, { empty } = {}) {
   const options = names.map((n) => [n, n || "(unlabelled)"]);
   if (current !== undefined && current !== null && current !== "" && !names.includes(current)) {

@@ -1,13 +1,20 @@
+// @ts-check
 // The scenario builder's YAML view: one parsed YAML document is the builder's state. The form edits it in
 // place (a value, an item added or removed), so the author's comments, key order and flow style survive a
 // form edit; the text area edits it by being parsed again. Parsed with YAML 1.1 rules, as PyYAML reads
 // the document on the server (`on`, `yes` are booleans there too; a version must be quoted: "1.30").
 import { LineCounter, isCollection, isMap, isScalar, isSeq, parseDocument } from "yaml";
 
+/** @typedef {import("yaml").YAMLMap} YAMLMap */
+/** @typedef {import("yaml").YAMLSeq} YAMLSeq */
+
+/** @type {import("yaml").ParseOptions & import("yaml").DocumentOptions} */
 const OPTIONS = { version: "1.1", prettyErrors: false };
 
 export class YamlSource {
+  /** @param {string} text */
   constructor(text) {
+    /** @type {import("yaml").Document} the form's edits go in; the text's parses replace it */
     this.doc = parseDocument("", OPTIONS);
     this.lines = new LineCounter();
     this.parse(text);
@@ -48,6 +55,7 @@ export class YamlSource {
 
   /** Sets the value at `path` (keys and list indices), creating the mappings on the way. */
   set(path, value) {
+    /** @type {YAMLMap | YAMLSeq} */
     let node = this.#root();
     let at = 0;
     for (; at < path.length - 1; at += 1) {
@@ -89,7 +97,7 @@ export class YamlSource {
   /** The line (1-based) of the value at `path`, else of the nearest of its parents that the text has. */
   lineOf(path) {
     for (let end = path.length; end > 0; end -= 1) {
-      const node = this.doc.getIn(path.slice(0, end), true);
+      const node = /** @type {import("yaml").Node | undefined} */ (this.doc.getIn(path.slice(0, end), true));
       if (node?.range) return this.lines.linePos(node.range[0]).line;
     }
     return 1;
@@ -100,9 +108,10 @@ export class YamlSource {
     return this.lines.lineStarts[Math.max(0, line - 1)] ?? 0;
   }
 
+  /** @returns {YAMLMap} the document's top mapping (made one if it is something else) */
   #root() {
     if (!isMap(this.doc.contents)) this.doc.contents = this.doc.createNode({});
-    return this.doc.contents;
+    return /** @type {YAMLMap} */ (this.doc.contents);
   }
 
   #reparse() {

@@ -1,3 +1,4 @@
+// @ts-check
 // The overview of a large cluster: one small square per node, grouped by zone, coloured by the
 // node's kubectl STATUS, marked by its strongest taint and underlined by its Lease age against
 // the grace period. Zone headers carry the node lifecycle controller's disruption state, the rate
@@ -49,8 +50,15 @@ const LEGEND = [
 ];
 
 export class ClusterOverview {
+  /**
+   * @param {{t: (key: string, params?: object) => string, store: import("#js/store.js").ObjectStore,
+   *   controllers: import("#js/controllers.js").ControllerState, clock: import("#js/time.js").VirtualClock}} page
+   */
   constructor({ t, store, controllers, clock }) {
-    Object.assign(this, { t, store, controllers, clock });
+    this.t = t;
+    this.store = store;
+    this.controllers = controllers;
+    this.clock = clock;
     this.el = el("div", "overview");
     this.pending = el("span", "ov-pending");
     this.zonesBox = el("div", "ov-zones");
@@ -84,7 +92,8 @@ export class ClusterOverview {
         if (entry.target === this.zonesBox) {
           this.box = { width: entry.contentRect.width, height: entry.contentRect.height };
         } else {
-          this.heads.set(entry.target, entry.borderBoxSize?.[0]?.blockSize ?? entry.target.offsetHeight);
+          const head = /** @type {HTMLElement} */ (entry.target);
+          this.heads.set(head, entry.borderBoxSize?.[0]?.blockSize ?? head.offsetHeight);
         }
       }
       this.#fit();

@@ -1,3 +1,4 @@
+// @ts-check
 // A lesson's or a drill's part of the run page (docs/websocket-protocol.md, "Lessons and drills"):
 // the lesson bar (the step's text, for everyone), the question card (answers from viewers, the
 // live tally for the trainer only), and the reveal with its evidence, for everyone. The run page
@@ -107,9 +108,20 @@ export class Classroom {
     const {
       t, lang, control, solo = false, run, send, command, focus, tab, explain, reveal, report, download, lookBack,
     } = options;
-    Object.assign(this, {
-      bar, layer, t, lang, control, run, send, command, focus, tab, explain, onRevealEvent: reveal, download, lookBack,
-    });
+    this.bar = bar;
+    this.layer = layer;
+    this.t = t;
+    this.lang = lang;
+    this.control = control;
+    this.run = run;
+    this.send = send;
+    this.command = command;
+    this.focus = focus;
+    this.tab = tab;
+    this.explain = explain;
+    this.onRevealEvent = reveal;
+    this.download = download;
+    this.lookBack = lookBack;
     this.solo = Boolean(control && solo); // a learner alone: answers, then checks them (the reveal)
     this.fetchReport = this.solo ? null : report; // the session report: a trainer's only
     this.revealedIds = new Set(); // questions revealed so far

@@ -1,3 +1,4 @@
+// @ts-check
 // The scenario builder (/build/): the form and the YAML view edit one document (builder-yaml.js); each edit
 // is checked by the server's own validator (POST /api/scenarios/validate) and every message is shown at its
 // field and on its YAML line. "Preview" runs the first minutes headless (POST /api/scenarios/preview),
@@ -12,8 +13,9 @@ import { makeTranslator, readJson } from "#js/i18n.js";
 
 const config = readJson("page-config");
 const t = makeTranslator(config.strings);
+/** @typedef {HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement} Control a field of the form */
 const form = document.getElementById("builder-form");
-const yamlArea = document.getElementById("yaml");
+const yamlArea = /** @type {HTMLTextAreaElement} */ (document.getElementById("yaml"));
 const yamlProblems = document.getElementById("yaml-problems");
 const status = document.getElementById("builder-status");
 const source = YamlSource.of(config.document);
@@ -24,11 +26,12 @@ let yamlTimer = null;
 let saved = null;
 
 function render() {
-  const focused = document.activeElement;
+  const focused = /** @type {HTMLElement | null} */ (document.activeElement);
   const path = focused?.dataset?.path ?? null;
   const op = focused?.dataset?.op ?? null;
   renderForm(form, source.mapping, { t, config });
   // the control that had the focus is drawn again: give it back its focus
+  /** @type {HTMLElement | null} */
   const again = path ? form.querySelector(`[data-path="${CSS.escape(path)}"]`)
     : op && op !== "remove" ? form.querySelector(`[data-op="${op}"]`) : null;
   if (again && form.contains(focused) === false && focused !== yamlArea) again.focus();
@@ -77,7 +80,8 @@ function draftFault() {
     const control = form.querySelector(`[data-path="draft.${name}"]`);
     return control ? controlValue(control) : undefined;
   };
-  const atControl = form.querySelector('[data-path="draft.at"]');
+  const atControl = /** @type {HTMLInputElement} */ (form.querySelector('[data-path="draft.at"]'));
+  /** @type {Record<string, unknown>} */
   const fault = { at: value("at") ?? atControl.placeholder, action: value("action") };
   for (const key of ["node", "zone", "name", "resource", "latency", "kubelet", "for"]) {
     const v = value(key);
@@ -99,7 +103,9 @@ const OPS = {
     source.remove(pathParts(button.dataset.target));
     edited({ redraw: true });
     // the focus goes to the section's last "Add" button rather than to the page's start
-    [...form.querySelectorAll(`[data-section="${section}"] button[data-op^="add"]`)].at(-1)?.focus();
+    const adds = /** @type {NodeListOf<HTMLButtonElement>} */ (
+      form.querySelectorAll(`[data-section="${section}"] button[data-op^="add"]`));
+    [...adds].at(-1)?.focus();
   },
   "add-zone"() {
     const zones = source.mapping.cluster?.zones ?? [];
@@ -133,37 +139,40 @@ const OPS = {
     edited({ redraw: true });
   },
   "focus-fault"(button) {
-    document.getElementById(button.dataset.target)?.querySelector("input, select")?.focus();
+    const first = /** @type {Control | null | undefined} */ (
+      document.getElementById(button.dataset.target)?.querySelector("input, select"));
+    first?.focus();
   },
 };
 
 form.addEventListener("click", (event) => {
-  const button = event.target.closest("button[data-op]");
+  const target = /** @type {Element} */ (event.target);
+  const button = /** @type {HTMLButtonElement | null} */ (target.closest("button[data-op]"));
   if (button && OPS[button.dataset.op]) {
     OPS[button.dataset.op](button);
     return;
   }
-  const track = event.target.closest('[data-op="timeline"]');
+  const track = /** @type {HTMLElement | null} */ (target.closest('[data-op="timeline"]'));
   if (track) {
     // a click on the line puts its time, to 10 s, in the new fault's "At"
     const box = track.getBoundingClientRect();
     const duration = Number(track.parentElement.dataset.duration);
     const at = Math.round((((event.clientX - box.left) / box.width) * duration) / 10) * 10;
-    const control = form.querySelector('[data-path="draft.at"]');
+    const control = /** @type {HTMLInputElement} */ (form.querySelector('[data-path="draft.at"]'));
     control.value = at % 60 === 0 ? `${at / 60}m` : `${at}s`;
-    form.querySelector('[data-path="draft.action"]').focus();
+    /** @type {HTMLElement} */ (form.querySelector('[data-path="draft.action"]')).focus();
   }
 });
 
 form.addEventListener("input", (event) => {
-  const control = event.target;
+  const control = /** @type {Control} */ (event.target);
   if (!control.dataset.path || control.dataset.path.startsWith("draft")) return;
   applyControl(control);
   edited();
 });
 
 form.addEventListener("change", (event) => {
-  const control = event.target;
+  const control = /** @type {Control} */ (event.target);
   const op = control.dataset.op;
   if (op === "layout") {
     const cluster = source.mapping.cluster ?? {};
@@ -299,11 +308,12 @@ function showProblems(problems) {
   for (const slot of form.querySelectorAll(".field-error")) slot.replaceChildren();
   for (const control of form.querySelectorAll("[aria-invalid]")) control.removeAttribute("aria-invalid");
   const places = [
-    ...[...form.querySelectorAll("input[data-path], select[data-path], textarea[data-path]")]
+    .../** @type {Control[]} */ ([...form.querySelectorAll("input[data-path], select[data-path], textarea[data-path]")])
       .map((control) => ({
         path: control.dataset.path, control, slot: document.getElementById(`${control.id}-error`),
       })),
-    ...[...form.querySelectorAll("[data-error-of]")].map((slot) => ({ path: slot.dataset.errorOf, slot })),
+    .../** @type {HTMLElement[]} */ ([...form.querySelectorAll("[data-error-of]")])
+      .map((slot) => ({ path: slot.dataset.errorOf, control: null, slot })),
   ].filter((place) => !place.path.startsWith("draft"));
   const others = [];
   for (const { field, message } of problems) {
@@ -428,9 +438,9 @@ async function save(button) {
     note.textContent = t("builder.saved");
     const result = document.getElementById("save-result");
     result.hidden = false;
-    const link = document.getElementById("saved-link");
+    const link = /** @type {HTMLInputElement} */ (document.getElementById("saved-link"));
     link.value = saved.url;
-    document.getElementById("open-link").href = saved.url;
+    /** @type {HTMLAnchorElement} */ (document.getElementById("open-link")).href = saved.url;
     link.focus();
     link.select();
   } catch (error) {
