@@ -95,12 +95,22 @@ def format_duration(s: float) -> str:
     return f"{Decimal(repr(float(s))):f}s"  # never an exponent (5e-324s), which parse_duration does not read
 
 
+_UTC_OFFSET = re.compile(r"T.*(?P<offset>[+-](?P<hours>\d{2}):?(?P<minutes>\d{2}))$")
+
+
 def parse_start_time(value: str) -> int:
     """RFC 3339 (`2026-01-01T00:00:00Z`) -> epoch microseconds."""
     text = value.strip()
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"
-    dt = datetime.fromisoformat(text)
+    offset = _UTC_OFFSET.search(text)
+    if offset and (int(offset["hours"]) > 23 or int(offset["minutes"]) > 59):
+        # said in words: datetime's own message prints Python timedelta reprs
+        raise ValueError(f"the time zone offset {offset['offset']} is out of range, at most 23:59 either way")
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError as exc:  # "month must be in 1..12" and the like are words; "Invalid isoformat string" not
+        raise ValueError(str(exc) if "isoformat" not in str(exc) else f"{value!r} is not a date and time") from None
     if dt.tzinfo is None:
         raise ValueError(f"needs a time zone (e.g. a trailing Z), got {value!r}")
     dt = dt.astimezone(UTC)

@@ -248,7 +248,7 @@ def load_scenario(source: Any) -> Scenario:
     try:
         parse_start_time(start)
     except ValueError as exc:
-        c.error("startTime", f"must be an RFC 3339 time such as 2026-01-01T00:00:00Z ({exc})")
+        c.error("startTime", f"must be an RFC 3339 time such as 2026-01-01T00:00:00Z: {exc}")
         start = "2026-01-01T00:00:00Z"
     out["startTime"] = start
     out["duration"] = format_duration(c.duration(doc.get("duration"), "duration", 900.0, positive=True,
@@ -268,7 +268,9 @@ def load_scenario(source: Any) -> Scenario:
         "defaultTolerationSeconds": c.boolean(api.get("defaultTolerationSeconds"),
                                               "apiServer.defaultTolerationSeconds", True),
     }
-    faults = doc.get("faults") or []
+    faults = doc.get("faults")
+    if faults is None:  # absent, or YAML's empty value (`faults:`); an empty mapping or string is no list
+        faults = []
     known_nodes = {n for n, _z in nodes}
     zones = {z for _n, z in nodes}
     norm_faults: list[dict[str, Any]] = []
@@ -283,7 +285,7 @@ def load_scenario(source: Any) -> Scenario:
         if not isinstance(fault, dict):
             c.error(path, f"must be a mapping with at least 'at' and 'action', got {fault!r}")
             continue
-        if "at" not in fault:
+        if fault.get("at") is None:  # null too: a fault with no time is a mistake, never "at 0"
             c.error(f"{path}.at", "is required (when the fault happens, e.g. 60s)")
         at = c.duration(fault.get("at"), f"{path}.at", 0.0, maximum=duration)
         body = {k: v for k, v in fault.items() if k != "at"}

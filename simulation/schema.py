@@ -41,7 +41,7 @@ _NUMBER = r"\d+(\.\d+)?"
 DURATION_PATTERN = rf"^(?=.)({_NUMBER}|({_NUMBER}h)?({_NUMBER}m)?({_NUMBER}s)?({_NUMBER}ms)?)$"
 POSITIVE_DURATION_PATTERN = "^(?=.*[1-9])" + DURATION_PATTERN[1:]
 START_TIME_PATTERN = (
-    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$"
+    r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$"
 )
 
 

@@ -119,3 +119,18 @@ def test_bad_commands(api, new_run, command, fragment):
 
 def test_command_on_unknown_run(api):
     assert_json_error(post_json(api, "/api/runs/nope/commands", {"action": "pause"}, **bearer("x")), 404, "nope")
+
+
+@pytest.mark.parametrize(
+    ("patch", "field", "words"),
+    [
+        ({"startTime": "2026-01-01T00:00:00+99:00"}, "startTime", "the time zone offset +99:00 is out of range"),
+        ({"faults": [{"at": None, "action": "restart-controller-manager"}]}, "faults[0].at", "is required"),
+        ({"faults": {}}, "faults", "must be a list"),
+    ],
+)
+def test_a_bad_document_is_answered_in_words_naming_its_field(api, patch, field, words):
+    body = assert_json_error(post_json(api, "/api/scenarios/validate", {**small_document(), **patch}), 400, words)
+    assert {"field": field, "message": body["errors"][0]["message"]} in body["errors"]
+    assert words in body["errors"][0]["message"]
+    assert "timedelta" not in body["message"] and "datetime" not in body["message"]
