@@ -10,19 +10,27 @@ from .conftest import bearer, post_json
 pytestmark = [pytest.mark.django_db, pytest.mark.persistence]
 
 
-def test_viewer_without_token_gets_403(api, new_run):
+@pytest.mark.parametrize("header", [None, "Basic abc", "Bearer", "token"])
+def test_viewer_without_token_gets_401_saying_how_to_send_it(api, new_run, header):
     _, run_id, _ = new_run()
-    response = post_json(api, f"/api/runs/{run_id}/commands", {"action": "stop-kubelet", "node": "node-2"})
-    assert response.status_code == 403
+    sent = {} if header is None else {"HTTP_AUTHORIZATION": header}
+    response = post_json(api, f"/api/runs/{run_id}/commands", {"action": "stop-kubelet", "node": "node-2"}, **sent)
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Bearer"
     assert response.json()["error"] == "control-token-required"
+    assert "Authorization: Bearer <control token>" in response.json()["message"]
     assert not Command.objects.exists()
 
 
-@pytest.mark.parametrize("header", ["Bearer wrong", "Basic abc", "Bearer", "token"])
-def test_wrong_token_gets_403(api, new_run, header):
+def test_no_token_is_401_before_the_run_is_looked_up(api):
+    assert post_json(api, "/api/runs/nope/commands", {"action": "pause"}).status_code == 401
+
+
+def test_wrong_token_gets_403(api, new_run):
     _, run_id, _ = new_run()
-    response = post_json(api, f"/api/runs/{run_id}/commands", {"action": "pause"}, HTTP_AUTHORIZATION=header)
+    response = post_json(api, f"/api/runs/{run_id}/commands", {"action": "pause"}, HTTP_AUTHORIZATION="Bearer wrong")
     assert response.status_code == 403
+    assert response.json()["error"] == "wrong-control-token"
     assert not Command.objects.exists()
 
 

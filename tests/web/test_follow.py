@@ -24,12 +24,12 @@ def command(api, run_id: str, body: dict, token: str | None = None):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("body", [{"action": "follow", "on": True}, {"action": "focus", "node": "node-2"}])
-@pytest.mark.parametrize(("token", "code"),
-                         [(None, "control-token-required"), ("not-the-token", "wrong-control-token")])
-def test_a_viewer_cannot_lead_the_class(api, new_run, body, token, code):
+@pytest.mark.parametrize(("token", "status", "code"),
+                         [(None, 401, "control-token-required"), ("not-the-token", 403, "wrong-control-token")])
+def test_a_viewer_cannot_lead_the_class(api, new_run, body, token, status, code):
     _, run_id, _ = new_run()
     response = command(api, run_id, body, token)
-    assert (response.status_code, response.json()["error"]) == (403, code)
+    assert (response.status_code, response.json()["error"]) == (status, code)
     assert not Command.objects.filter(run_id=run_id).exists()
 
 

@@ -51,7 +51,7 @@ async def test_two_viewers_see_stop_kubelet_consequences_in_order(stack):
     status, refused = await ahttp(
         "POST", f"{stack.base}/api/runs/{run['id']}/commands", {"action": "stop-kubelet", "node": "node-2"}
     )
-    assert (status, refused["error"]) == (403, "control-token-required")
+    assert (status, refused["error"]) == (401, "control-token-required")
     status, accepted = await ahttp(
         "POST",
         f"{stack.base}/api/runs/{run['id']}/commands",

@@ -78,7 +78,7 @@ async def test_a_class_answers_a_lesson_question_and_the_trainer_reveals_it(stac
     assert sum(tally["counts"].values()) == 3
 
     # a viewer's link cannot reveal; the trainer's token can
-    assert (await command(stack, run, {"action": "reveal"}))[0] == 403
+    assert (await command(stack, run, {"action": "reveal"}))[0] == 401
     status, body = await command(stack, run, {"action": "reveal"}, run["control_token"])
     assert (status, body["status"]) == (202, "applied"), body
     for viewer in viewers:

@@ -78,7 +78,7 @@ async def test_an_observed_cluster_shows_a_stopped_kubelet_and_keeps_its_token_t
 
     # a viewer cannot end it, nor command it; the trainer's token stops it
     url = f"{stack.base}/api/runs/{observation['id']}/commands"
-    assert (await ahttp("POST", url, {"action": "stop"}))[0] == 403
+    assert (await ahttp("POST", url, {"action": "stop"}))[0] == 401
     assert (await ahttp("POST", url, {"action": "stop"}, token="not-the-token"))[0] == 403
     refused = await ahttp("POST", url, {"action": "stop-kubelet", "node": "node-1"},
                           token=observation["control_token"])

@@ -41,7 +41,7 @@ def test_served_document_is_openapi_3(client):
     for section, name in refs:
         assert name in document["components"][section], f"dangling $ref {section}/{name}"
     post = document["paths"]["/api/runs/{id}/commands"]["post"]
-    assert {"202", "403"} <= set(post["responses"])
+    assert {"202", "401", "403"} <= set(post["responses"])
 
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:

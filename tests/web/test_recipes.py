@@ -52,7 +52,7 @@ def session(api, new_run):
 @pytest.mark.django_db
 def test_a_recipe_needs_the_control_token(api, session):
     run_id, _token = session
-    assert post_json(api, f"/api/runs/{run_id}/recipe", {}).status_code == 403
+    assert post_json(api, f"/api/runs/{run_id}/recipe", {}).status_code == 401
     assert post_json(api, f"/api/runs/{run_id}/recipe", {}, **bearer("not-the-token")).status_code == 403
 
 
@@ -158,7 +158,7 @@ def comparison_session(api, dispatched, monkeypatch):
 @pytest.mark.django_db
 def test_a_comparisons_recipe_plays_both_sides_again(api, comparison_session, dispatched):
     comparison, token = comparison_session, comparison_session["control_token"]
-    assert post_json(api, f"/api/comparisons/{comparison['id']}/recipe", {}).status_code == 403
+    assert post_json(api, f"/api/comparisons/{comparison['id']}/recipe", {}).status_code == 401
     taken = post_json(api, f"/api/comparisons/{comparison['id']}/recipe", {}, **bearer(token))
     assert taken.status_code == 201, taken.content
     recipe = taken.json()

@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from heartbeat_site.live.api import links
 from heartbeat_site.live.api.bodies import json_object
-from heartbeat_site.live.api.control import command_body
+from heartbeat_site.live.api.control import command_body, presented_token
 from heartbeat_site.live.api.qr import viewer_qr_svg
 from heartbeat_site.live.api.runs import named_scenario, run_body, start_driver
 from heartbeat_site.live.api.scenarios import check_cluster_size, parse_document
@@ -22,7 +22,7 @@ from heartbeat_site.live.models import Comparison, Recipe, Run
 from heartbeat_site.live.runs import comparisons, recipes
 from heartbeat_site.live.runs.caps import check_run_caps, check_worker_capacity, client_key
 from heartbeat_site.live.runs.fields import bool_field, int_field, number_field, reject_unknown_keys
-from heartbeat_site.live.runs.tokens import bearer_token, hash_token, new_token, token_matches
+from heartbeat_site.live.runs.tokens import hash_token, new_token, token_matches
 from heartbeat_site.live.runstore import activity
 from simulation import Scenario
 
@@ -121,18 +121,16 @@ def detail(request: HttpRequest, comparison_id: str) -> JsonResponse:
     })
 
 
-def require_comparison_token(request: HttpRequest, comparison: Comparison) -> None:
-    token = bearer_token(request.headers.get("Authorization"))
-    if token is None:
-        raise ApiError(403, "control-token-required",
-                       "commands need the comparison's control token: Authorization: Bearer <control token>")
+def require_comparison_token(token: str, comparison: Comparison) -> None:
+    """A 403 unless ``token`` is the comparison's control token."""
     if not token_matches(token, comparison.control_token_hash):
         raise ApiError(403, "wrong-control-token", "the control token does not match this comparison")
 
 
 def post_command(request: HttpRequest, comparison_id: str) -> JsonResponse:
+    token = presented_token(request, "the comparison's")
     comparison = get_comparison_or_404(comparison_id)
-    require_comparison_token(request, comparison)
+    require_comparison_token(token, comparison)
     stored, acks = comparisons.submit(comparison, json_object(request))
     return command_answer(stored, acks)
 

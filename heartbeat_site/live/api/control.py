@@ -12,14 +12,18 @@ from heartbeat_site.live.runs import commands
 from heartbeat_site.live.runs.tokens import bearer_token, token_matches
 
 
-def require_control_token(request: HttpRequest, run: Run) -> None:
+def presented_token(request: HttpRequest, whose: str = "the run's") -> str:
+    """The request's bearer token, or a 401 saying how to send one: asked before the run is looked up, so that a
+    request without credentials learns that first (RFC 9110 §15.5.2), whatever the id."""
     token = bearer_token(request.headers.get("Authorization"))
     if token is None:
-        raise ApiError(
-            403,
-            "control-token-required",
-            "commands need the run's control token: Authorization: Bearer <control token>",
-        )
+        raise ApiError(401, "control-token-required",
+                       f"this needs {whose} control token: Authorization: Bearer <control token>")
+    return token
+
+
+def require_control_token(token: str, run: Run) -> None:
+    """A 403 unless ``token`` is the run's control token (a viewer's link holds none)."""
     if not token_matches(token, run.control_token_hash):
         raise ApiError(
             403, "wrong-control-token", "the control token does not match this run (viewer links cannot command)"
@@ -27,8 +31,9 @@ def require_control_token(request: HttpRequest, run: Run) -> None:
 
 
 def post_command(request: HttpRequest, run_id: str) -> JsonResponse:
+    token = presented_token(request)
     run = get_run_or_404(run_id)
-    require_control_token(request, run)
+    require_control_token(token, run)
     body = json_object(request)
     if not run.simulated and body.get("action") != "stop":
         raise ApiError(400, "not-simulated",

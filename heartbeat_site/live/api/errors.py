@@ -24,6 +24,8 @@ def error_response(status: int, code: str, message: str, **extra: Any) -> JsonRe
     response = JsonResponse({"error": code, "message": message, **extra}, status=status)
     if status == 405 and "allowed" in extra:
         response["Allow"] = ", ".join(extra["allowed"])
+    if status == 401:
+        response["WWW-Authenticate"] = "Bearer"  # what a 401 must say (RFC 9110 §11.6.1): a control token
     if "retry_after" in extra:
         response["Retry-After"] = str(extra["retry_after"])
     return response

@@ -116,6 +116,7 @@ def _logged_page(run_id: str, after: int, upto: int, limit: int, only: EventFilt
     return found, scanned
 
 
+MAX_AFTER = 2**62  # a seq no run reaches; the bound keeps ?after= an integer every store takes
 EVENT_TYPES = ("write", "read", "request-failed", "decision", "transition", "fault", "hidden")
 
 
@@ -139,7 +140,7 @@ def query_filter(request: HttpRequest) -> EventFilter:
 
 def list_events(request: HttpRequest, run_id: str) -> JsonResponse:
     run = get_run_or_404(run_id)
-    after = query_int(request, "after", default=0, minimum=0, maximum=2**62)
+    after = query_int(request, "after", default=0, minimum=0, maximum=MAX_AFTER)
     limit = query_int(request, "limit", default=1000, minimum=1, maximum=MAX_LIMIT)
     events, next_after, last_seq = events_page(run, after, limit, query_filter(request))
     return JsonResponse(
@@ -150,7 +151,7 @@ def list_events(request: HttpRequest, run_id: str) -> JsonResponse:
 def list_audit(request: HttpRequest, run_id: str) -> JsonResponse:
     """Audit records (audit.k8s.io/v1 Events) of the write events after ``after``."""
     run = get_run_or_404(run_id)
-    after = query_int(request, "after", default=0, minimum=0, maximum=2**62)
+    after = query_int(request, "after", default=0, minimum=0, maximum=MAX_AFTER)
     limit = query_int(request, "limit", default=500, minimum=1, maximum=MAX_LIMIT)
     writes, next_after, last_seq = events_page(run, after, limit, EventFilter(frozenset({"write"})))
     records = [{"seq": event["seq"], "record": audit_record(event)} for event in writes]

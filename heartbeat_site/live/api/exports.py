@@ -52,6 +52,7 @@ def export(request: HttpRequest, run_id: str, name: str) -> HttpResponse:
                               if not run.simulated else exports.objects_yaml(run, at, reached=t))
         filename = f"run-{run.id}-objects-t{at:g}s.yaml"  # a class downloads several moments of one run
     else:
+        query_seconds(request, "t", t)  # not read here, but a t that is no time is refused as objects.yaml does
         start = query_seconds(request, "from", 0.0)
         end = query_seconds(request, "to", t)
         if start > end:

@@ -3,9 +3,11 @@ tests check that every API route appears here and every documented path resolves
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live.api.events import EVENT_TYPES
+from heartbeat_site.live.api.events import EVENT_TYPES, MAX_AFTER
 from heartbeat_site.live.driving.pacing import MAX_SPEED, MIN_SPEED
 from heartbeat_site.live.lookback.exports import EXPORT_NAMES
 from heartbeat_site.live.runs.commands import CONTROL_ACTIONS, MAX_NODE_NAME, PANELS
@@ -26,7 +28,7 @@ _TYPES = "|".join(EVENT_TYPES)
 _AFTER = {
     "name": "after",
     "in": "query",
-    "schema": {"type": "integer", "minimum": 0, "default": 0},
+    "schema": {"type": "integer", "minimum": 0, "maximum": MAX_AFTER, "default": 0},
     "description": "return what has seq > after",
 }
 
@@ -47,9 +49,27 @@ def _ok(description: str, schema: dict, status: str = "200") -> dict:
     return {status: {"description": description, "content": _json(schema)}}
 
 
-# The scenario document's JSON Schema (simulation/schema.py), its parts among the components; the same schema,
-# standalone, is GET /api/scenarios/schema.json.
-_SCENARIO, _SCENARIO_PARTS = scenario_schema("#/components/schemas/Scenario")
+
+
+def nulls_as_absent(schema: Any) -> Any:
+    """``schema`` with JSON null allowed for each optional field of an object, as the scenario validator reads it
+    (absent: YAML's empty value, ``faults:``, is null in the JSON the builder sends); simulation/schema.py, for
+    editors, refuses null."""
+    if isinstance(schema, list):
+        return [nulls_as_absent(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: nulls_as_absent(value) for key, value in schema.items()}
+    if out.get("type") == "object" and "properties" in out:
+        required = set(out.get("required", ()))
+        out["properties"] = {name: part if name in required else {"anyOf": [part, {"type": "null"}]}
+                             for name, part in out["properties"].items()}
+    return out
+
+
+# The scenario document's JSON Schema (simulation/schema.py), its parts among the components, as the API reads it;
+# the same schema, standalone and without nulls, is GET /api/scenarios/schema.json.
+_SCENARIO, _SCENARIO_PARTS = map(nulls_as_absent, scenario_schema("#/components/schemas/Scenario"))
 _SCENARIO_DOC = {"$ref": "#/components/schemas/Scenario"}
 _SAVED = {
     "type": "object",
@@ -158,7 +178,7 @@ _START_FIELDS = {
     "paused": {"type": "boolean"},
 }
 _CREATE_ERRORS = dict.fromkeys(("400", "404", "413", "429", "503"), _ERROR)
-_COMMAND_ERRORS = dict.fromkeys(("400", "403", "404", "409", "413"), _ERROR)
+_COMMAND_ERRORS = dict.fromkeys(("400", "401", "403", "404", "409", "413"), _ERROR)
 
 
 def _real_cluster_run(description: str, kind: str, properties: dict, errors: tuple[str, ...]) -> dict:
@@ -204,6 +224,7 @@ def _recipe_post(summary: str, id_parameter: dict) -> dict:
                     },
                     "201",
                 ),
+                "401": _ERROR,
                 "403": _ERROR,
                 "404": _ERROR,
                 "409": _ERROR,
@@ -618,10 +639,11 @@ DOCUMENT: dict = {
                     {
                         "name": "types",
                         "in": "query",
-                        "schema": {"type": "string", "pattern": f"^({_TYPES})(,({_TYPES}))*$"},
+                        "schema": {"type": "string", "pattern": f"^(({_TYPES})(,({_TYPES}))*)?$"},
                         "description": (
                             f"comma-separated event types to keep ({', '.join(EVENT_TYPES)}): the page holds up to "
-                            "limit of these; next_after says how far it read"
+                            "limit of these; next_after says how far it read. Empty, as absent: all types (an empty "
+                            "query parameter is its default, as for every parameter here)"
                         ),
                     },
                     {
@@ -777,6 +799,7 @@ DOCUMENT: dict = {
                             "text/csv": {"schema": {"type": "string"}},
                         },
                     },
+                    "401": _ERROR,
                     "403": _ERROR,
                     "404": _ERROR,
                 },
@@ -801,7 +824,8 @@ DOCUMENT: dict = {
                     {"name": "node", "in": "query", "schema": {"type": "string"},
                      "description": "sequence diagrams: the node in focus (default node-2, else the first node)"},
                     {"name": "t", "in": "query", "schema": {"type": "number", "minimum": 0},
-                     "description": "objects.yaml: the virtual time, at most the run's clock (default: its clock)"},
+                     "description": "objects.yaml: the virtual time, at most the run's clock (default: its clock); "
+                     "the other files are of the run's clock, and refuse a t that is no time alike"},
                 ],
                 "x-400-beyond-schema": {"bad-window": "from is after to", "unknown-node": "the run has no such node",
                                         "not-reached": "objects.yaml: t is after the virtual time the run reached",

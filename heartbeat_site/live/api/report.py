@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from heartbeat_site.live.api.control import require_control_token
+from heartbeat_site.live.api.control import presented_token, require_control_token
 from heartbeat_site.live.api.runs import get_simulated_run
 from heartbeat_site.live.classroom import report
 from heartbeat_site.live.errors import ApiError
@@ -13,8 +13,9 @@ FORMATS = ("json", "csv")
 
 
 def run_report(request: HttpRequest, run_id: str) -> HttpResponse:
+    token = presented_token(request)
     run = get_simulated_run(run_id, "a lesson report")
-    require_control_token(request, run)  # nicknames and answers: the trainer's, never a viewer's
+    require_control_token(token, run)  # nicknames and answers: the trainer's, never a viewer's
     if not (run.lesson or run.drill):
         raise ApiError(404, "no-lesson", f"run {run.id} is not a lesson or a drill: it asked no questions to report")
     wanted = request.GET.get("format") or "json"
