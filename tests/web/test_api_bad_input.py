@@ -42,7 +42,9 @@ def test_oversized_body(api, dispatched, settings):
 @pytest.mark.parametrize(
     ("body", "fragment"),
     [
-        ({"scenario": 42}, "scenario: must be a scenario name"),
+        ({"scenario": 42}, "scenario: must be a string, got a number"),
+        ({"scenario": None}, "scenario: must not be null"),
+        ({"document": {"name": "x"}, "speed": 0}, "speed: must be between 0.1 and 100, got 0"),
         ({"document": "kubelet-crash"}, "document: must be a JSON object"),
         ({"document": {"name": "x"}, "speed": "fast"}, "speed: must be a number, got a string"),
         ({"document": {"name": "x"}, "speed": True}, "speed: must be a number, got a boolean"),

@@ -44,7 +44,7 @@ def test_a_lesson_run_starts_with_its_scenario_and_speed(api, dispatched):
 
 @pytest.mark.parametrize(("body", "status", "fragment"), [
     ({"lesson": "no-such-lesson"}, 404, "no lesson named 'no-such-lesson'"),
-    ({"drill": 7}, 404, "no drill named 7"),
+    ({"drill": 7}, 400, "drill: must be a string, got a number"),
     ({"lesson": "two-heartbeats", "scenario": "kubelet-crash"}, 400, 'exactly one of "scenario"'),
 ])
 def test_bad_lesson_or_drill_requests_are_named(api, dispatched, body, status, fragment):

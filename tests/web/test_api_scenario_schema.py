@@ -54,7 +54,8 @@ def test_the_schema_is_served_and_is_the_openapi_documents(api):
     assert schema["required"] == ["name"]
     assert set(schema["properties"]) == set(DOCUMENT["components"]["schemas"]["Scenario"]["properties"])
     for path in ("/api/scenarios", "/api/runs"):
-        body = DOCUMENT["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        ref = DOCUMENT["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        body = DOCUMENT["components"]["schemas"][ref.rsplit("/", 1)[-1]]
         assert body["properties"]["document"] == {"$ref": "#/components/schemas/Scenario"}
 
 

@@ -38,11 +38,11 @@ def test_a_viewer_cannot_lead_the_class(api, new_run, body, token, status, code)
     ("body", "code", "named"),
     [
         ({"action": "focus", "node": "node-9"}, "unknown-node", "node: no node named 'node-9'"),
-        ({"action": "focus", "node": 2}, "unknown-node", "node: no node named 2"),
-        ({"action": "focus", "node": "node-1", "tab": "settings"}, "unknown-tab", "tab: no panel named 'settings'"),
+        ({"action": "focus", "node": 2}, "wrong-type", "node: must be a string, got a number"),
+        ({"action": "focus", "node": "node-1", "tab": "settings"}, "unknown-tab", "tab: 'settings' is not one of"),
         ({"action": "focus"}, "missing-field", 'needs "node", "tab" or both'),
-        ({"action": "follow"}, "missing-field", 'on: the follow command needs "on"'),
-        ({"action": "follow", "on": "yes"}, "missing-field", 'on: the follow command needs "on"'),
+        ({"action": "follow"}, "missing-field", "on: is required"),
+        ({"action": "follow", "on": "yes"}, "wrong-type", "on: must be true or false, got a string"),
         ({"action": "follow", "on": True, "node": "node-1"}, "unknown-field", "node"),
     ],
 )

@@ -11,22 +11,19 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from heartbeat_site.live.api import links
 from heartbeat_site.live.api.bodies import json_object
+from heartbeat_site.live.api.contract import Command, ComparisonCreate, StartFields, parse
 from heartbeat_site.live.api.control import command_body, presented_token
 from heartbeat_site.live.api.qr import viewer_qr_svg
 from heartbeat_site.live.api.runs import named_scenario, run_body, start_driver
 from heartbeat_site.live.api.scenarios import check_cluster_size, parse_document
 from heartbeat_site.live.driving.comparison_driver import read_differences
-from heartbeat_site.live.driving.pacing import MAX_SPEED, MIN_SPEED
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Comparison, Recipe, Run
 from heartbeat_site.live.runs import comparisons, recipes
 from heartbeat_site.live.runs.caps import check_run_caps, check_worker_capacity, client_key
-from heartbeat_site.live.runs.fields import bool_field, int_field, number_field, reject_unknown_keys
 from heartbeat_site.live.runs.tokens import hash_token, new_token, token_matches
 from heartbeat_site.live.runstore import activity
 from simulation import Scenario
-
-CREATE_FIELDS = {"scenario", "document", "a", "b", "speed", "seed", "paused"}
 
 
 def get_comparison_or_404(comparison_id: str) -> Comparison:
@@ -37,17 +34,12 @@ def get_comparison_or_404(comparison_id: str) -> Comparison:
 
 
 def create(request: HttpRequest) -> JsonResponse:
-    body = json_object(request)
-    reject_unknown_keys(body, CREATE_FIELDS)
-    if ("scenario" in body) == ("document" in body):
-        raise ApiError(400, "scenario-or-document",
-                       'give exactly one of "scenario" (a scenario name) or "document" (a scenario document)')
-    base = named_scenario(body["scenario"]) if "scenario" in body else parse_document(body["document"])
-    overrides = {side: body.get(side, {}) for side in ("a", "b")}
-    return start(request, base, overrides, body)
+    body = parse(ComparisonCreate, json_object(request))
+    base = named_scenario(body.scenario) if body.scenario is not None else parse_document(body.document)
+    return start(request, base, {"a": body.a, "b": body.b}, body)
 
 
-def start(request: HttpRequest, base: Scenario, overrides: dict, body: dict, *,
+def start(request: HttpRequest, base: Scenario, overrides: dict, body: StartFields, *,
           default_speed: float | None = None, lesson: str = "", recipe: Recipe | None = None) -> JsonResponse:
     """Create a comparison of `base` with each side's overrides and start its driver (201); `body` gives its speed,
     seed and paused. A comparison lesson (``POST /api/runs`` with its name) names the lesson on side a's run, which
@@ -56,10 +48,11 @@ def start(request: HttpRequest, base: Scenario, overrides: dict, body: dict, *,
     sides = comparisons.side_documents(base.document, overrides)
     for scenario in sides:
         check_cluster_size(scenario.node_count)
-    speed = number_field(body, "speed", minimum=MIN_SPEED, maximum=MAX_SPEED,
-                         default=settings.HEARTBEAT["DEFAULT_SPEED"] if default_speed is None else default_speed)
-    seed = recipe.seed if recipe is not None else int_field(body, "seed", minimum=0, maximum=2**63 - 1)
-    paused = bool_field(body, "paused", False)
+    if default_speed is None:
+        default_speed = settings.HEARTBEAT["DEFAULT_SPEED"]
+    speed = default_speed if body.speed is None else body.speed
+    seed = recipe.seed if recipe is not None else body.seed
+    paused = body.paused
     client = client_key(request)
     check_run_caps(client)
     check_worker_capacity(sum(scenario.node_count for scenario in sides))
@@ -131,7 +124,9 @@ def post_command(request: HttpRequest, comparison_id: str) -> JsonResponse:
     token = presented_token(request, "the comparison's")
     comparison = get_comparison_or_404(comparison_id)
     require_comparison_token(token, comparison)
-    stored, acks = comparisons.submit(comparison, json_object(request))
+    body = json_object(request)
+    parse(Command, body)  # its form; whether both sides can take it, comparisons.submit says
+    stored, acks = comparisons.submit(comparison, body)
     return command_answer(stored, acks)
 
 

@@ -7,11 +7,9 @@ from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 
+from heartbeat_site.live.api.contract import component_schemas
 from heartbeat_site.live.api.events import EVENT_TYPES, MAX_AFTER
-from heartbeat_site.live.driving.pacing import MAX_SPEED, MIN_SPEED
 from heartbeat_site.live.lookback.exports import EXPORT_NAMES
-from heartbeat_site.live.runs.commands import CONTROL_ACTIONS, MAX_NODE_NAME, PANELS
-from simulation import FAULT_ACTIONS
 from simulation.schema import scenario_schema
 
 _ERROR = {"$ref": "#/components/responses/Error"}
@@ -82,101 +80,6 @@ _SAVED = {
     },
     "required": ["id", "url", "name", "document"],
 }
-_CLOCK = {
-    "type": "object",
-    "properties": {
-        "t": {"type": "number", "description": "virtual seconds"},
-        "speed": {"type": "number"},
-        "paused": {"type": "boolean"},
-    },
-    "required": ["t", "speed", "paused"],
-}
-_EVENT = {
-    "type": "object",
-    "description": "simulation event (docs/simulation-api.md 'Events')",
-    "properties": {
-        "seq": {"type": "integer"},
-        "t": {"type": "number"},
-        "time": {"type": "string"},
-        "type": {"type": "string"},
-    },
-    "required": ["seq", "t", "type"],
-    "additionalProperties": True,
-}
-_RUN = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string"},
-        "kind": {"type": "string", "enum": ["simulation", "observation", "audit-replay"],
-                 "description": "a simulated run, or a real cluster watched or replayed from its audit log "
-                 "(docs/observe.md): only a simulation takes faults and pacing, exports and seeks"},
-        "scenario": {"type": "string"},
-        "title": {"type": "object"},
-        "version": {"type": "string"},
-        "seed": {"type": "integer"},
-        "node_count": {"type": "integer"},
-        "duration": {"type": "number"},
-        "status": {"type": "string", "enum": ["pending", "running", "finished", "idle", "failed"]},
-        "end_reason": {"type": "string", "description": "why it ended, e.g. stopped by the trainer"},
-        "document": {
-            "anyOf": [{"$ref": "#/components/schemas/Scenario"}, {"type": "null"}],
-            "description": "the run's scenario document (null for a drill until its reveal)",
-        },
-        "clock": {"$ref": "#/components/schemas/Clock"},
-        "last_seq": {"type": "integer"},
-        "viewers": {"type": ["integer", "null"]},
-        "commands": {"type": "integer"},
-        "summary": {"type": "object"},
-        "viewer_url": {"type": "string"},
-        "ws_url": {"type": "string"},
-        "created_at": {"type": "string", "format": "date-time"},
-        "started_at": {"type": ["string", "null"], "format": "date-time"},
-        "ended_at": {"type": ["string", "null"], "format": "date-time"},
-    },
-}
-_COMMAND = {
-    "type": "object",
-    "description": (
-        'a fault from the simulation\'s vocabulary (e.g. {"action": "stop-kubelet", "node": "node-2"}, optional "for", '
-        "the fields of the scenario document's faults but at) or pause, resume, step, stop (ends the run), reveal, "
-        f"next, speed with a value from {MIN_SPEED:g} to {MAX_SPEED:g}, or follow and focus (viewers follow me)"
-    ),
-    "required": ["action"],
-    "oneOf": [
-        {"properties": {"action": {"const": "speed"}, "value": {"type": "number", "minimum": MIN_SPEED,
-                                                                "maximum": MAX_SPEED}},
-         "required": ["value"], "additionalProperties": False},
-        {"properties": {"action": {"enum": [a for a in CONTROL_ACTIONS if a != "speed"]}},
-         "additionalProperties": False},
-        {"properties": {"action": {"enum": list(FAULT_ACTIONS)}}, "additionalProperties": True},
-        {"properties": {"action": {"const": "follow"}, "on": {"type": "boolean"}}, "required": ["on"],
-         "additionalProperties": False, "description": "viewers' pages follow the trainer's focus (or stop)"},
-        {"properties": {"action": {"const": "focus"},
-                        "node": {"type": "string", "minLength": 1, "maxLength": MAX_NODE_NAME},
-                        "tab": {"enum": list(PANELS)}},
-         "anyOf": [{"required": ["node"]}, {"required": ["tab"]}], "additionalProperties": False,
-         "description": "the node and panel the trainer looks at, for the viewers who follow"},
-    ],
-}
-_COMMAND_RESULT = {
-    "type": "object",
-    "properties": {
-        "seq": {"type": "integer", "description": "the command's position in the run's command log"},
-        "at": {"type": ["number", "null"], "description": "virtual time at which it applies (null while pending)"},
-        "status": {"type": "string", "enum": ["pending", "applied", "rejected"]},
-        "kind": {"type": "string", "enum": ["fault", "control"]},
-        "action": {"type": "string"},
-        "command": {"type": "object"},
-        "clock": {"$ref": "#/components/schemas/Clock"},
-    },
-    "required": ["seq", "at", "status"],
-}
-
-_START_FIELDS = {
-    "speed": {"type": "number", "minimum": MIN_SPEED, "maximum": MAX_SPEED},
-    "seed": {"type": "integer", "minimum": 0},
-    "paused": {"type": "boolean"},
-}
 _CREATE_ERRORS = dict.fromkeys(("400", "404", "413", "429", "503"), _ERROR)
 _COMMAND_ERRORS = dict.fromkeys(("400", "401", "403", "404", "409", "413"), _ERROR)
 
@@ -188,16 +91,6 @@ def _real_cluster_run(description: str, kind: str, properties: dict, errors: tup
     required = [name for name in body if name not in ("kind", "run", "skipped_by_reason")]
     return {**_ok(description, {"type": "object", "properties": body, "required": required}, "201"),
             **dict.fromkeys(errors, _ERROR)}
-
-
-def _start_body(properties: dict, sources: list[dict]) -> dict:
-    """A body that starts runs: a scenario by name or a document (or one of ``sources``), and how to start."""
-    return {"required": True, "content": _json({
-        "type": "object",
-        "properties": {"scenario": {"type": "string"}, "document": _SCENARIO_DOC, **properties, **_START_FIELDS},
-        "additionalProperties": False,
-        "oneOf": [{"required": ["scenario"]}, {"required": ["document"]}, *sources],
-    })}
 
 
 def _recipe_post(summary: str, id_parameter: dict) -> dict:
@@ -240,15 +133,6 @@ def _qr(summary: str, parameter: dict) -> dict:
 
 _COMPARISON_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
                   "description": "comparison id"}
-_OVERRIDES = {
-    "type": "object",
-    "description": "one side's settings, each a dotted key of the scenario document and its value (e.g. "
-    '{"kubernetesVersion": "1.31", "controllerManager.nodeMonitorGracePeriod": "20s", '
-    '"workloads.web.tolerationSeconds": 30, "zones.zone-a.nodes": 5}); checked as the scenario\'s own fields '
-    "(docs/architecture.md §4, §6.9)",
-    "propertyNames": {"pattern": r"^(kubernetesVersion|cluster\.nodes|(controllerManager|kubelet|apiServer)\.[A-Za-z]+"
-                                 r"|workloads\.[a-z0-9-]+\.(tolerations|tolerationSeconds)|zones\.[a-z0-9-]+\.nodes)$"},
-}
 _COMPARISON_ROWS = {
     "type": ["object", "null"],
     "description": "the strip of differences as of the latest comparison message (docs/websocket-protocol.md), "
@@ -264,8 +148,7 @@ _COMPARISON_ROWS = {
             "a": {"type": ["number", "null"]}, "b": {"type": ["number", "null"]}, "differs": {"type": "boolean"}}}},
     },
 }
-_SIDE_RUN = {"allOf": [{"$ref": "#/components/schemas/Run"}, {"type": "object", "properties": {
-    "side": {"enum": ["a", "b"]}, "overrides": {"type": "object"}}}]}
+_SIDE_RUN = {"$ref": "#/components/schemas/SideRun"}
 
 DOCUMENT: dict = {
     "openapi": "3.1.0",
@@ -294,17 +177,7 @@ DOCUMENT: dict = {
             },
             "post": {
                 "summary": "Save a custom scenario",
-                "requestBody": {
-                    "required": True,
-                    "content": _json(
-                        {
-                            "type": "object",
-                            "properties": {"document": _SCENARIO_DOC},
-                            "required": ["document"],
-                            "additionalProperties": False,
-                        }
-                    ),
-                },
+                "requestBody": {"required": True, "content": _json({"$ref": "#/components/schemas/ScenarioSave"})},
                 "x-400-beyond-schema": _SCENARIO_400,
                 "responses": {
                     **_ok("saved", _SAVED, "201"),
@@ -318,22 +191,8 @@ DOCUMENT: dict = {
         "/api/scenarios/validate": {
             "post": {
                 "summary": "Validate a scenario document without saving it",
-                "requestBody": {
-                    "required": True,
-                    "content": _json(
-                        {
-                            "anyOf": [
-                                _SCENARIO_DOC,
-                                {
-                                    "type": "object",
-                                    "properties": {"document": _SCENARIO_DOC},
-                                    "required": ["document"],
-                                    "additionalProperties": False,
-                                },
-                            ]
-                        }
-                    ),
-                },
+                "requestBody": {"required": True, "content": _json(
+                    {"anyOf": [_SCENARIO_DOC, {"$ref": "#/components/schemas/ScenarioSave"}]})},
                 "x-400-beyond-schema": _SCENARIO_400,
                 "responses": {
                     **_ok("valid; the normalised document", {"type": "object"}),
@@ -349,20 +208,7 @@ DOCUMENT: dict = {
                     "At most 50 nodes and 15 minutes of virtual time (`until`, default 10m, never past the "
                     "document's `duration`). The same document and seed give the same transitions in a run."
                 ),
-                "requestBody": {
-                    "required": True,
-                    "content": _json(
-                        {
-                            "type": "object",
-                            "properties": {
-                                "document": _SCENARIO_DOC,
-                                "until": {"$ref": "#/components/schemas/ScenarioDuration"},
-                            },
-                            "required": ["document"],
-                            "additionalProperties": False,
-                        }
-                    ),
-                },
+                "requestBody": {"required": True, "content": _json({"$ref": "#/components/schemas/ScenarioPreview"})},
                 "x-400-beyond-schema": {
                     **_SCENARIO_400,
                     "preview-too-large": "more than the 50 nodes a preview runs",
@@ -468,22 +314,7 @@ DOCUMENT: dict = {
         "/api/runs": {
             "post": {
                 "summary": "Start a run from a scenario name, a document, a lesson or a drill (exactly one of them)",
-                "requestBody": _start_body(
-                    {
-                        "lesson": {"type": "string", "description": "a lesson's name (GET /api/lessons)"},
-                        "drill": {"type": "string", "description": "a drill's name (GET /api/drills)"},
-                        "recipe": {
-                            "type": "string",
-                            "description": "a recipe id (POST /api/runs/{id}/recipe): plays its session again; "
-                            "no seed with it",
-                        },
-                    },
-                    [
-                        {"required": ["lesson"]},
-                        {"required": ["drill"]},
-                        {"required": ["recipe"], "not": {"required": ["seed"]}},
-                    ],
-                ),
+                "requestBody": {"required": True, "content": _json({"$ref": "#/components/schemas/RunCreate"})},
                 "x-400-beyond-schema": _SCENARIO_400,
                 "responses": {
                     **_ok(
@@ -516,7 +347,7 @@ DOCUMENT: dict = {
         "/api/comparisons": {
             "post": {
                 "summary": "Run one scenario twice with one seed on one clock, each side with its own settings",
-                "requestBody": _start_body({"a": _OVERRIDES, "b": _OVERRIDES}, []),
+                "requestBody": {"required": True, "content": _json({"$ref": "#/components/schemas/ComparisonCreate"})},
                 "x-400-beyond-schema": {
                     **_SCENARIO_400,
                     "invalid-overrides": "a side's setting the scenario validator refuses (a bad value, a workload or "
@@ -871,76 +702,7 @@ DOCUMENT: dict = {
         "schemas": {
             "Scenario": _SCENARIO,
             **_SCENARIO_PARTS,
-            "Clock": _CLOCK,
-            "Event": _EVENT,
-            "Run": _RUN,
-            "Command": _COMMAND,
-            "CommandResult": _COMMAND_RESULT,
-            "ScenarioSummary": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string"},
-                    "title": {"type": "object"},
-                    "builtin": {"type": "boolean"},
-                    "watch": {"type": "object"},
-                    "node_count": {"type": "integer"},
-                    "duration": {"type": "number"},
-                    "version": {"type": "string"},
-                    "fault_actions": {"type": "array", "items": {"type": "string"}},
-                },
-                "required": ["name", "title"],
-            },
-            "Error": {
-                "type": "object",
-                "properties": {"error": {"type": "string"}, "message": {"type": "string"}},
-                "required": ["error", "message"],
-            },
-            "InvalidScenario": {
-                "type": "object",
-                "description": "error invalid-scenario (or cluster-too-large, preview-too-large, ...): every field "
-                "problem of the document with its path, the messages of `python -m simulation validate`",
-                "properties": {
-                    "error": {"type": "string"},
-                    "message": {"type": "string"},
-                    "errors": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "field": {"type": "string", "description": "e.g. cluster.zones[1].nodes"},
-                                "message": {"type": "string"},
-                            },
-                            "required": ["field", "message"],
-                        },
-                    },
-                },
-                "required": ["error", "message"],
-            },
-            "Preview": {
-                "type": "object",
-                "properties": {
-                    "until": {"type": "number", "description": "virtual seconds the preview ran"},
-                    "node_count": {"type": "integer"},
-                    "transitions": {
-                        "type": "array",
-                        "description": "faults; node Ready, condition, taint and zone changes; pods NotReady and "
-                        "Terminating grouped per node and instant (count, pods)",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "t": {"type": "number"},
-                                "kind": {"type": "string"},
-                                "node": {"type": ["string", "null"]},
-                                "component": {"type": "string"},
-                            },
-                            "required": ["t", "kind"],
-                        },
-                    },
-                    "truncated": {"type": "boolean"},
-                    "summary": {"type": "object", "description": "nodes by Ready, taints, pods at `until`"},
-                },
-                "required": ["until", "transitions", "summary"],
-            },
+            **component_schemas(),
         },
         "responses": {
             "Error": {

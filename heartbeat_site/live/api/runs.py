@@ -10,15 +10,14 @@ from django.http import HttpRequest, JsonResponse
 
 from heartbeat_site.live.api import links
 from heartbeat_site.live.api.bodies import json_object
+from heartbeat_site.live.api.contract import RunCreate, parse
 from heartbeat_site.live.api.scenarios import parse_document
 from heartbeat_site.live.classroom import questions
 from heartbeat_site.live.delivery import summary
-from heartbeat_site.live.driving.pacing import MAX_SPEED, MIN_SPEED
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.runs import recipes
 from heartbeat_site.live.runs.caps import check_run_caps, check_worker_capacity, client_key
-from heartbeat_site.live.runs.fields import bool_field, int_field, number_field, reject_unknown_keys
 from heartbeat_site.live.runs.saved_scenarios import find_document
 from heartbeat_site.live.runs.tokens import hash_token, new_token
 from heartbeat_site.live.runstore import activity, run_state, snapshot_and_frames, viewer_presence
@@ -26,9 +25,6 @@ from heartbeat_site.live.service import get_run_or_404
 from simulation import Scenario
 
 log = logging.getLogger(__name__)
-
-CREATE_FIELDS = {"scenario", "document", "lesson", "drill", "recipe", "speed", "seed", "paused"}
-SOURCES = ("scenario", "document", "lesson", "drill", "recipe")
 
 
 def get_simulated_run(run_id: str, what: str) -> Run:
@@ -42,27 +38,19 @@ def get_simulated_run(run_id: str, what: str) -> Run:
 
 
 def create(request: HttpRequest) -> JsonResponse:
-    body = json_object(request)
-    reject_unknown_keys(body, CREATE_FIELDS)
-    given = [key for key in SOURCES if key in body]
-    if len(given) != 1:
-        raise ApiError(400, "scenario-or-document",
-                       'give exactly one of "scenario" (a scenario name), "document" (a scenario document), '
-                       '"lesson" or "drill" (their names), or "recipe" (a recipe id)')
+    body = parse(RunCreate, json_object(request))
     lesson = drill = recipe = None
     default_speed = settings.HEARTBEAT["DEFAULT_SPEED"]
-    if "lesson" in body:
-        lesson = questions.find_lesson(body["lesson"])
+    if body.lesson is not None:
+        lesson = questions.find_lesson(body.lesson)
         scenario, default_speed = lesson.scenario, lesson.document.get("speed", default_speed)
-    elif "drill" in body:
-        drill = questions.find_drill(body["drill"])
+    elif body.drill is not None:
+        drill = questions.find_drill(body.drill)
         scenario, default_speed = drill.scenario, drill.document.get("speed", default_speed)
-    elif "scenario" in body:
-        scenario = named_scenario(body["scenario"])
-    elif "recipe" in body:
-        if "seed" in body:
-            raise ApiError(400, "recipe-seed", "seed: a recipe plays its own seed; leave seed out")
-        recipe = recipes.find_recipe(body["recipe"])
+    elif body.scenario is not None:
+        scenario = named_scenario(body.scenario)
+    elif body.recipe is not None:
+        recipe = recipes.find_recipe(body.recipe)
         scenario = parse_document(recipe.document, field="recipe")
         if recipe.overrides is not None:  # a comparison's recipe plays the comparison again
             from heartbeat_site.live.api import comparisons
@@ -70,16 +58,14 @@ def create(request: HttpRequest) -> JsonResponse:
             return comparisons.start(request, scenario, recipe.overrides, body, default_speed=default_speed,
                                      recipe=recipe)
     else:
-        scenario = parse_document(body["document"])
+        scenario = parse_document(body.document)
     if lesson is not None and lesson.comparison is not None:
         # a comparison lesson runs as a comparison: both sides on the comparison page (docs/lessons.md)
         from heartbeat_site.live.api import comparisons
 
         return comparisons.start(request, lesson.scenario, lesson.comparison, body, default_speed=default_speed,
                                  lesson=lesson.name)
-    speed = number_field(body, "speed", minimum=MIN_SPEED, maximum=MAX_SPEED, default=default_speed)
-    seed = int_field(body, "seed", minimum=0, maximum=2**63 - 1)
-    paused = bool_field(body, "paused", False)
+    speed, seed, paused = default_speed if body.speed is None else body.speed, body.seed, body.paused
     client = client_key(request)
     check_run_caps(client)
     check_worker_capacity(scenario.node_count)  # also fails (503) before anything is written if Redis is away
@@ -115,10 +101,8 @@ def create(request: HttpRequest) -> JsonResponse:
     )
 
 
-def named_scenario(name: object) -> Scenario:
-    """The built-in or saved scenario a body's ``scenario`` names, or a 400/404 naming the field."""
-    if not isinstance(name, str):
-        raise ApiError(400, "wrong-type", "scenario: must be a scenario name (string)")
+def named_scenario(name: str) -> Scenario:
+    """The built-in or saved scenario a body's ``scenario`` names, or a 404 naming the field."""
     document = find_document(name)
     if document is None:
         raise ApiError(404, "unknown-scenario", f"scenario: no scenario named {name!r}; GET /api/scenarios lists them")

@@ -7,9 +7,9 @@ from django.http import HttpRequest, JsonResponse
 
 from heartbeat_site.live.api import links
 from heartbeat_site.live.api.bodies import json_object
+from heartbeat_site.live.api.contract import ScenarioSave, parse
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Scenario
-from heartbeat_site.live.runs.fields import reject_unknown_keys
 from heartbeat_site.live.runs.saved_scenarios import find_document, save_scenario, scenario_summary, share_scenario
 from simulation import ScenarioError, get_builtin, load_scenario
 from simulation.schema import scenario_json_schema
@@ -57,9 +57,7 @@ def list_scenarios(request: HttpRequest) -> JsonResponse:
 
 
 def save(request: HttpRequest) -> JsonResponse:
-    body = json_object(request)
-    reject_unknown_keys(body, {"document"})
-    scenario = parse_document(body.get("document"))
+    scenario = parse_document(parse(ScenarioSave, json_object(request)).document)
     existing = Scenario.objects.filter(name=scenario.name).first()
     if get_builtin(scenario.name) is not None or (existing is not None and existing.builtin):
         raise ApiError(409, "name-taken", f"name: {scenario.name!r} is a built-in scenario; choose another name")
@@ -93,7 +91,7 @@ def schema(request: HttpRequest) -> JsonResponse:
 def validate(request: HttpRequest) -> JsonResponse:
     """Check a document without saving it: 200 with the normalised document, or 400."""
     body = json_object(request)
-    document = body.get("document", body) if set(body) == {"document"} else body
+    document = parse(ScenarioSave, body).document if set(body) == {"document"} else body
     scenario = parse_document(document)
     return JsonResponse(
         {"valid": True, "name": scenario.name, "document": scenario.document, **scenario_summary(scenario)}

@@ -1,0 +1,124 @@
+"""The served OpenAPI document is generated from the API's models (heartbeat_site/live/api/contract.py), and a
+request body is judged alike by the document and by the model the view reads it with."""
+
+from __future__ import annotations
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from heartbeat_site.live.api.contract import (
+    REQUESTS,
+    RESPONSES,
+    Command,
+    ComparisonCreate,
+    RunCreate,
+    ScenarioPreview,
+    ScenarioSave,
+    component_schemas,
+    parse,
+)
+from heartbeat_site.live.errors import ApiError
+from simulation.lessons import builtin_drills, builtin_lessons
+
+from .conftest import post_json, small_document
+
+pytestmark = [pytest.mark.django_db, pytest.mark.persistence]
+
+AT_NULL = {**small_document(), "faults": [{"at": None, "action": "restart-controller-manager"}]}
+# (model, body, whether it is valid): each request model's examples, good and bad, as a client sends them
+EXAMPLES = [
+    (RunCreate, {"scenario": "kubelet-crash", "speed": 10, "seed": 7, "paused": True}, True),
+    (RunCreate, {"document": small_document()}, True),
+    (RunCreate, {"lesson": builtin_lessons()[0].name}, True),
+    (RunCreate, {"drill": builtin_drills()[0].name, "speed": 0.1}, True),
+    (RunCreate, {"recipe": "abc"}, True),
+    (RunCreate, {"recipe": "abc", "seed": 3}, False),
+    (RunCreate, {"scenario": "kubelet-crash", "lesson": "x"}, False),
+    (RunCreate, {"scenario": "kubelet-crash", "speed": 0}, False),
+    (RunCreate, {"scenario": "kubelet-crash", "seed": "7"}, False),
+    (RunCreate, {"scenario": None}, False),
+    (RunCreate, {"document": small_document(), "colour": "blue"}, False),
+    (ComparisonCreate, {"scenario": "kubelet-crash", "a": {"kubernetesVersion": "1.31"}, "b": {}}, True),
+    (ComparisonCreate, {"document": small_document(), "seed": 2, "a": {"cluster.nodes": 5}}, True),
+    (ComparisonCreate, {"a": {}}, False),
+    (ScenarioSave, {"document": small_document()}, True),
+    (ScenarioSave, {"document": small_document(), "name": "x"}, False),
+    (ScenarioSave, {"document": "kubelet-crash"}, False),
+    (ScenarioPreview, {"document": small_document(), "until": "5m"}, True),
+    (ScenarioPreview, {"document": small_document(), "until": 120}, True),
+    (ScenarioPreview, {"until": "5m"}, False),
+    (Command, {"action": "stop-kubelet", "node": "node-2", "for": "2m"}, True),
+    (Command, {"action": "speed", "value": 20}, True),
+    (Command, {"action": "pause"}, True),
+    (Command, {"action": "follow", "on": False}, True),
+    (Command, {"action": "focus", "node": "node-1", "tab": "diagrams"}, True),
+    (Command, {"action": "speed", "value": 1000}, False),
+    (Command, {"action": "pause", "value": 1}, False),
+    (Command, {"action": "explode"}, False),
+    (Command, {"action": "focus"}, False),
+    (Command, {"action": "focus", "tab": "settings"}, False),
+    (Command, {}, False),
+]
+
+
+@pytest.fixture
+def served(api) -> dict:
+    response = api.get("/api/openapi.json")
+    assert response.status_code == 200
+    return response.json()
+
+
+def served_schema(served: dict, name: str) -> Draft202012Validator:
+    """The served document's schema ``name``, its references resolved among the served components."""
+    return Draft202012Validator({"$ref": f"#/components/schemas/{name}", "components": served["components"]})
+
+
+def test_the_served_document_holds_every_models_generated_schema(served):
+    generated = component_schemas()
+    for model in (*REQUESTS, *RESPONSES):
+        assert served["components"]["schemas"][model.__name__] == generated[model.__name__], model.__name__
+        Draft202012Validator.check_schema(generated[model.__name__])
+    bodies = {operation["requestBody"]["content"]["application/json"]["schema"].get("$ref", "").rsplit("/", 1)[-1]
+              for path in served["paths"].values() for operation in path.values()
+              if "application/json" in operation.get("requestBody", {}).get("content", {})}
+    assert {model.__name__ for model in REQUESTS} <= bodies
+
+
+def test_a_run_says_its_lesson_and_drill_as_the_document_does(api, served, dispatched):
+    lesson = post_json(api, "/api/runs", {"lesson": builtin_lessons()[0].name}).json()
+    run = api.get(f"/api/runs/{lesson['id']}").json()
+    assert {"lesson", "drill"} <= set(served["components"]["schemas"]["Run"]["properties"])
+    served_schema(served, "Run").validate(run)  # every field the view answers, and none it does not
+    assert (run["lesson"], run["drill"]) == (builtin_lessons()[0].name, None)
+
+
+@pytest.mark.parametrize(("model", "body", "valid"), EXAMPLES,
+                         ids=[f"{model.__name__}-{i}" for i, (model, _b, _v) in enumerate(EXAMPLES)])
+def test_an_example_is_judged_alike_by_the_served_document_and_the_model(served, model, body, valid):
+    assert served_schema(served, model.__name__).is_valid(body) is valid
+    if valid:
+        parse(model, body)
+    else:
+        with pytest.raises(ApiError) as refused:
+            parse(model, body)
+        assert refused.value.status == 400
+        assert refused.value.message  # in words; each field named in errors
+        assert all(set(problem) == {"field", "message"} for problem in refused.value.extra["errors"])
+
+
+def test_a_fault_at_null_is_refused_by_the_document_and_the_api(api, served, dispatched):
+    assert not served_schema(served, "RunCreate").is_valid({"document": AT_NULL})
+    response = post_json(api, "/api/runs", {"document": AT_NULL})
+    assert response.status_code == 400
+    assert {"field": "faults[0].at", "message": "is required (when the fault happens, e.g. 60s)"} in \
+        response.json()["errors"]
+    assert dispatched == []
+
+
+def test_a_bad_start_time_is_answered_in_words_naming_the_field(api):
+    document = {**small_document(), "startTime": "2026-01-01T00:00:00+25:00"}
+    response = post_json(api, "/api/scenarios/validate", {"document": document})
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{"field": "startTime", "message": "must be an RFC 3339 time such as "
+                                          "2026-01-01T00:00:00Z: the time zone offset +25:00 is out of range, at "
+                                          "most 23:59 either way"}]
