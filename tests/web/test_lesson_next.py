@@ -14,7 +14,7 @@ import pytest
 from heartbeat_site.live.classroom.teaching import LiveLesson
 from heartbeat_site.live.driving import checkpointing
 from heartbeat_site.live.driving.intents import Intent, Notify, Pause, ScheduleFault, move_clock
-from heartbeat_site.live.driving.pacing import MAX_SPEED, VirtualClock
+from heartbeat_site.live.driving.pacing import MAX_SPEED, PacedSimulation, VirtualClock
 from heartbeat_site.live.models import Run
 from heartbeat_site.live.runs.tokens import hash_token
 from simulation import Simulation
@@ -26,7 +26,7 @@ LESSON = "kubelet-crash-walkthrough"  # a question at once, then the crash step 
 TRAINER_SPEED = 2.0
 
 
-class StandInDriver:
+class StandInDriver(PacedSimulation):
     """What LiveLesson asks of the run's driver: its intents applied to a simulation, a clock and the messages."""
 
     def __init__(self, sim: Simulation) -> None:
@@ -43,14 +43,6 @@ class StandInDriver:
             self.sim.schedule_command(dict(intent.command), intent.at)
         else:
             move_clock(self.clock, intent, self.sim.now)
-
-    @property
-    def virtual_time(self) -> float:
-        return self.sim.now
-
-    @property
-    def fast_forward_step(self) -> int | None:
-        return self.clock.fast_forward["step"] if self.clock.fast_forward is not None else None
 
     def held(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()

@@ -45,7 +45,7 @@ from heartbeat_site.live.driving.intents import (
     SetSpeed,
     move_clock,
 )
-from heartbeat_site.live.driving.pacing import VirtualClock
+from heartbeat_site.live.driving.pacing import PacedSimulation, VirtualClock
 from heartbeat_site.live.lookback.rebuilding import applied_fault_commands, replay_until
 from heartbeat_site.live.models import ACTIVE_STATUSES, Command, CommandKind, CommandStatus, Run, RunStatus
 from heartbeat_site.live.runs import commands
@@ -110,7 +110,7 @@ def guarded(what: str, drive: Callable[[], str], fail: Callable[[str], None]) ->
         return "failed"
 
 
-class RunDriver:
+class RunDriver(PacedSimulation):
     def __init__(self, run_id: str, *, stop: threading.Event | None = None,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         conf = settings.HEARTBEAT
@@ -687,16 +687,6 @@ class RunDriver:
         return True
 
     # -- lessons and drills (teaching.py) -------------------------------------------------------
-
-    @property
-    def virtual_time(self) -> float:
-        """Where the run's simulation stands (virtual seconds)."""
-        return self.sim.now
-
-    @property
-    def fast_forward_step(self) -> int | None:
-        """The lesson step a fast-forward runs to, or None."""
-        return self.clock.fast_forward["step"] if self.clock.fast_forward is not None else None
 
     def pause_here(self) -> None:
         """Pause at the simulation's time (the clock may have run a little ahead of it)."""

@@ -11,6 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from simulation import Simulation
 
 MIN_SPEED = 0.1
 MAX_SPEED = 100.0
@@ -97,3 +101,21 @@ class VirtualClock:
         if self.fast_forward is not None:
             clock["fast_forward"] = {"step": self.fast_forward["step"]}
         return clock
+
+
+class PacedSimulation:
+    """A simulation and the clock that paces it, as a lesson reads them (``classroom/teaching.py``): where the
+    run stands and the step a fast-forward runs to. The run's driver is one; the lesson tests' stand-in another."""
+
+    sim: Simulation
+    clock: VirtualClock
+
+    @property
+    def virtual_time(self) -> float:
+        """Where the run's simulation stands (virtual seconds)."""
+        return self.sim.now
+
+    @property
+    def fast_forward_step(self) -> int | None:
+        """The lesson step a fast-forward runs to, or None."""
+        return self.clock.fast_forward["step"] if self.clock.fast_forward is not None else None
