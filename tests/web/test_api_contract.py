@@ -20,7 +20,7 @@ from heartbeat_site.live.api.contract import (
 from heartbeat_site.live.errors import ApiError
 from simulation.lessons import builtin_drills, builtin_lessons
 
-from .conftest import post_json, small_document
+from .conftest import bearer, post_json, small_document
 
 pytestmark = [pytest.mark.django_db, pytest.mark.persistence]
 
@@ -122,3 +122,16 @@ def test_a_bad_start_time_is_answered_in_words_naming_the_field(api):
     assert response.json()["errors"] == [{"field": "startTime", "message": "must be an RFC 3339 time such as "
                                           "2026-01-01T00:00:00Z: the time zone offset +25:00 is out of range, at "
                                           "most 23:59 either way"}]
+
+
+def test_the_answers_are_as_the_served_document_says(api, served, dispatched, monkeypatch):
+    """Each answer holds the fields its model lists and no other (the models forbid extra fields)."""
+    monkeypatch.setattr("heartbeat_site.live.api.comparisons.start_driver", lambda run: dispatched.append(run.id))
+    started = post_json(api, "/api/runs", {"scenario": "kubelet-crash"}).json()
+    served_schema(served, "RunStarted").validate(started)
+    served_schema(served, "ComparisonStarted").validate(
+        post_json(api, "/api/comparisons", {"scenario": "kubelet-crash", "b": {"kubernetesVersion": "1.31"}}).json())
+    recipe = post_json(api, f"/api/runs/{started['id']}/recipe", {}, **bearer(started["control_token"]))
+    served_schema(served, "RecipeLink").validate(recipe.json())
+    served_schema(served, "SavedScenario").validate(
+        post_json(api, "/api/scenarios", {"document": small_document("contract-saved")}).json())

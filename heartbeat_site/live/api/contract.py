@@ -254,6 +254,56 @@ class SideRun(Run):
     overrides: dict[str, Any]
 
 
+class RunStarted(BaseModel):
+    """``POST /api/runs``: the new run, its links and its control token (shown once, kept only hashed)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    viewer_url: str
+    control_url: str
+    ws_url: str
+    control_token: str
+    run: Run
+
+
+class ComparisonStarted(BaseModel):
+    """``POST /api/comparisons``, and ``POST /api/runs`` of a comparison lesson or a comparison's recipe: the control
+    page (url, the token in its fragment), the viewers' page and both runs (side a, side b)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    comparison: str = Field(description="its id, as id")
+    url: str
+    control_url: str = Field(description="the comparison's control page, as url")
+    viewer_url: str
+    ws_url: str = Field(description="side a's websocket: a comparison lesson's messages come there")
+    control_token: str
+    lesson: str | None = Field(description="the comparison lesson it runs, if any")
+    runs: list[SideRun] = Field(min_length=2, max_length=2)
+
+
+class SavedScenario(BaseModel):
+    """``POST /api/scenarios``: the saved document and its page."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(description="derived from the normalised document: the same document, the same id")
+    url: str = Field(description="the scenario's page, /s/<id>: always this very document")
+    name: str
+    title: dict[str, Any]
+    document: Document
+
+
+class RecipeLink(BaseModel):
+    """A recipe of a run or comparison: the same session always gets the same id."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    url: str = Field(description="/r/<id>, the page that starts it")
+    seed: int
+    commands: list[dict[str, Any]]
+    overrides: dict[str, Any] | None = Field(description="a comparison's: each side's settings; null: a run")
+
+
 class CommandResult(BaseModel):
     seq: int = Field(description="the command's position in the run's command log")
     at: float | None = Field(description="virtual time at which it applies (null while pending)")
@@ -314,8 +364,8 @@ class Preview(BaseModel):
 
 
 REQUESTS: tuple[type[BaseModel], ...] = (RunCreate, ComparisonCreate, ScenarioSave, ScenarioPreview, Command)
-RESPONSES: tuple[type[BaseModel], ...] = (Clock, Event, Run, SideRun, CommandResult, ScenarioSummary, Error,
-                                          InvalidScenario, Preview)
+RESPONSES: tuple[type[BaseModel], ...] = (Clock, Event, Run, SideRun, RunStarted, ComparisonStarted, SavedScenario,
+                                          RecipeLink, CommandResult, ScenarioSummary, Error, InvalidScenario, Preview)
 
 
 class _ComponentSchemas(GenerateJsonSchema):

@@ -69,17 +69,7 @@ def nulls_as_absent(schema: Any) -> Any:
 # the same schema, standalone and without nulls, is GET /api/scenarios/schema.json.
 _SCENARIO, _SCENARIO_PARTS = map(nulls_as_absent, scenario_schema("#/components/schemas/Scenario"))
 _SCENARIO_DOC = {"$ref": "#/components/schemas/Scenario"}
-_SAVED = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string", "description": "derived from the normalised document: the same document, the same id"},
-        "url": {"type": "string", "description": "the scenario's page, /s/<id>: always this very document"},
-        "name": {"type": "string"},
-        "title": {"type": "object"},
-        "document": _SCENARIO_DOC,
-    },
-    "required": ["id", "url", "name", "document"],
-}
+_SAVED = {"$ref": "#/components/schemas/SavedScenario"}
 _CREATE_ERRORS = dict.fromkeys(("400", "404", "413", "429", "503"), _ERROR)
 _COMMAND_ERRORS = dict.fromkeys(("400", "401", "403", "404", "409", "413"), _ERROR)
 
@@ -101,22 +91,7 @@ def _recipe_post(summary: str, id_parameter: dict) -> dict:
             "security": [{"controlToken": []}],
             "parameters": [id_parameter],
             "responses": {
-                **_ok(
-                    "the recipe: the same session always gets the same id",
-                    {
-                        "type": "object",
-                        "properties": {
-                            "id": {"type": "string"},
-                            "url": {"type": "string", "description": "/r/<id>, the page that starts it"},
-                            "seed": {"type": "integer"},
-                            "commands": {"type": "array", "items": {"type": "object"}},
-                            "overrides": {"type": ["object", "null"],
-                                          "description": "a comparison's: each side's settings; null: a run"},
-                        },
-                        "required": ["id", "url"],
-                    },
-                    "201",
-                ),
+                **_ok("the recipe", {"$ref": "#/components/schemas/RecipeLink"}, "201"),
                 "401": _ERROR,
                 "403": _ERROR,
                 "404": _ERROR,
@@ -317,29 +292,10 @@ DOCUMENT: dict = {
                 "requestBody": {"required": True, "content": _json({"$ref": "#/components/schemas/RunCreate"})},
                 "x-400-beyond-schema": _SCENARIO_400,
                 "responses": {
-                    **_ok(
-                        "created",
-                        {
-                            "type": "object",
-                            "properties": {
-                                "id": {"type": "string"},
-                                "viewer_url": {"type": "string"},
-                                "control_url": {"type": "string"},
-                                "ws_url": {"type": "string"},
-                                "control_token": {"type": "string"},
-                                "run": {"$ref": "#/components/schemas/Run"},
-                                "comparison": {
-                                    "type": "string",
-                                    "description": "a comparison lesson or a comparison's recipe starts a comparison: "
-                                    "its id (as id), with its runs (side a, side b) as POST /api/comparisons answers; "
-                                    "control_url and viewer_url are then the comparison page's, ws_url side a's",
-                                },
-                                "runs": {"type": "array", "items": {"$ref": "#/components/schemas/Run"}},
-                            },
-                            "required": ["id", "viewer_url", "control_url", "ws_url", "control_token"],
-                        },
-                        "201",
-                    ),
+                    **_ok("created; a comparison lesson or a comparison's recipe starts a comparison, answered as POST "
+                          "/api/comparisons answers",
+                          {"anyOf": [{"$ref": "#/components/schemas/RunStarted"},
+                                     {"$ref": "#/components/schemas/ComparisonStarted"}]}, "201"),
                     **_CREATE_ERRORS,
                 },
             }
@@ -355,22 +311,7 @@ DOCUMENT: dict = {
                     "named in errors as <side>.<field>",
                 },
                 "responses": {
-                    **_ok(
-                        "created: the control page (url, with the token in its fragment), the viewers' page and both "
-                        "runs (side a, side b)",
-                        {
-                            "type": "object",
-                            "properties": {
-                                "id": {"type": "string"},
-                                "url": {"type": "string"},
-                                "viewer_url": {"type": "string"},
-                                "control_token": {"type": "string"},
-                                "runs": {"type": "array", "items": _SIDE_RUN, "minItems": 2, "maxItems": 2},
-                            },
-                            "required": ["id", "url", "viewer_url", "control_token", "runs"],
-                        },
-                        "201",
-                    ),
+                    **_ok("created", {"$ref": "#/components/schemas/ComparisonStarted"}, "201"),
                     **_CREATE_ERRORS,
                 },
             }
