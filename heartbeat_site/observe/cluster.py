@@ -82,6 +82,9 @@ class Connection:
             conf.api_key = {"authorization": target.token}
             conf.api_key_prefix = {"authorization": "Bearer"}
         self.api = client.ApiClient(conf)
+        self.lock = threading.Lock()
+        self.watches: set[urllib3.BaseHTTPResponse] = set()  # the responses being read, which close() ends
+        self.closed = False
         core, coordination = client.CoreV1Api(self.api), client.CoordinationV1Api(self.api)
         discovery = client.DiscoveryV1Api(self.api)
         self.lists: dict[str, Callable[..., Any]] = {
@@ -132,6 +135,12 @@ class Connection:
             if exc.status == 410:
                 raise Expired(str(exc.reason)) from None
             raise
+        with self.lock:
+            if self.closed:  # closed while the request was on its way
+                response.close()
+                return version
+            self.watches.add(response)
+        finished = False
         try:
             for line in iter_resp_lines(response):
                 if stop.is_set():
@@ -145,12 +154,30 @@ class Connection:
                 version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
                 if event.get("type") != "BOOKMARK":
                     seen(event)
+            else:
+                finished = not self.closed
         finally:
-            response.release_conn()
+            with self.lock:
+                self.watches.discard(response)
+            if finished:  # the server ended it: the connection can serve the next request
+                response.release_conn()
+            else:  # a watch left mid-stream is closed, so that the server ends it too
+                response.close()
         return version
 
     def close(self) -> None:
+        """End the watches now rather than at their timeoutSeconds: a watch blocks in a read of its socket until
+        the server sends something, which may be a minute on a quiet resource. Shutting the socket down ends
+        that read (urllib3's ``HTTPResponse.shutdown``), and the watching thread closes the connection, so the
+        API server ends the watch too."""
+        with self.lock:
+            self.closed = True
+            watches = list(self.watches)
+        for response in watches:
+            with contextlib.suppress(Exception):  # one that ended meanwhile has released its connection
+                response.shutdown()
         with contextlib.suppress(Exception):
+            self.api.rest_client.pool_manager.clear()  # the idle connections
             self.api.close()
         if self.ca_file:
             with contextlib.suppress(OSError):
@@ -249,6 +276,8 @@ class Watcher:
             except Expired:
                 version = None
             except Exception as exc:  # the cluster's or the network's: said to viewers, then retried
+                if self.stop.is_set():  # the watch was ended by closing its connection
+                    return
                 message, fatal = problem(exc, resource, self.connection.server)
                 self.seen.put(Seen("problem", resource, time.time(), message=message, fatal=fatal))
                 if fatal:
@@ -258,6 +287,13 @@ class Watcher:
                 if self.stop.wait(delay):
                     return
                 delay = min(2 * delay, MAX_BACKOFF)
+
+    def join(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds in all for the threads to end; whether they all did."""
+        deadline = time.monotonic() + timeout
+        for thread in self.threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(thread.is_alive() for thread in self.threads)
 
     def _changed(self, resource: str, event: dict) -> None:
         self.seen.put(Seen("changed", resource, time.time(), obj=event.get("object") or {},

@@ -40,6 +40,7 @@ SNAPSHOT_SECONDS = 2.0  # a joining viewer's snapshot is at most this old (its c
 SAVE_SECONDS = 2.0
 CREDENTIALS_GONE = ("the observing worker stopped; the cluster's credentials lived only in its memory, so the "
                     "observation cannot go on: start a new one")
+CLOSING_SECONDS = 5.0  # closing its connection ends each watch at once; this long is a fault worth a warning
 ONLY_STOP = "an observation follows the cluster's own time: only stop applies"
 
 
@@ -56,6 +57,7 @@ class ObservationDriver:
         self.published_seq = 0
         self.watching = threading.Event()  # set to end the watcher's threads
         self.connection: Connection | None = None
+        self.watcher: Watcher | None = None
         self.fence: fencing.Fence | None = None
         self.stopped_by_trainer = False
         self.problem = ""
@@ -77,6 +79,11 @@ class ObservationDriver:
         if self.connection is not None:
             self.connection.close()
             self.connection = None
+        if self.watcher is not None:
+            if self.watcher.join(CLOSING_SECONDS):
+                log.info("observation %s: watches closed", self.run_id)
+            else:
+                log.warning("observation %s: watches still open %g s after it ended", self.run_id, CLOSING_SECONDS)
         self.keeper.stop()
         with contextlib.suppress(redis.RedisError, OSError):
             self.lease.release()
@@ -148,6 +155,7 @@ class ObservationDriver:
 
     def _take_seen(self) -> str:
         """What the watcher saw since the last slice, as events in the buffer; a fatal problem's sentence."""
+        assert self.watcher is not None  # the loop runs once watching has started
         while True:
             try:
                 seen = self.watcher.seen.get_nowait()

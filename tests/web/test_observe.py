@@ -324,3 +324,43 @@ def test_the_watcher_lists_watches_lists_again_when_expired_and_backs_off():
     assert "answered 500" in pods[0].message
     events = next(s for s in seen if s.resource == "events")
     assert events.fatal and "may not list or watch events (all namespaces)" in events.message
+
+
+class QuietApiServer(FakeApiServer):
+    """Lists empty, and watches that send nothing until the client goes (a quiet resource on a real server):
+    ``watches`` says when each opened and ended."""
+
+    watches: queue.Queue
+
+    def do_GET(self) -> None:
+        if "watch=" not in self.path:
+            super().do_GET()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.flush()
+        self.watches.put("opened")
+        self.connection.recv(1)  # b"" once the client has closed the connection
+        self.watches.put("ended")
+
+
+def test_closing_the_connection_ends_its_quiet_watches_at_once():
+    handler = type("Handler", (QuietApiServer,), {"watches": queue.Queue()})
+    with ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        stop = threading.Event()
+        connection = Connection(Target(server=f"http://127.0.0.1:{server.server_address[1]}", token=TOKEN, ca=None,
+                                       host="127.0.0.1"))
+        watcher = Watcher(connection, stop)
+        watcher.start()
+        try:
+            assert [handler.watches.get(timeout=10) for _ in RESOURCES] == ["opened"] * len(RESOURCES)
+            stop.set()
+            connection.close()
+            assert watcher.join(5), "a watching thread outlived its connection"
+            assert [handler.watches.get(timeout=5) for _ in RESOURCES] == ["ended"] * len(RESOURCES)
+        finally:
+            stop.set()
+            server.shutdown()
+    assert not [s for s in watcher.seen.queue if s.kind == "problem"]  # an ended watch is no problem to report

@@ -5,14 +5,17 @@ run's: node-2 Ready=Unknown, its taints, its pods' evictions."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
+import time
 
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
 
 from heartbeat_site.live.redis_client import get_redis
+from heartbeat_site.live.runstore import viewer_presence
 
 from .conftest import small_document
 from .kubectl import command, new_run
@@ -130,6 +133,43 @@ def database_dump() -> str:
             cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
             rows.extend(str(row) for row in cursor.fetchall())
     return "\n".join(rows)
+
+
+def open_watches(run_id: str) -> int:
+    """The watches a run's Kubernetes API serves now: each counts as a viewer (heartbeat_site/k8sapi/watch.py)."""
+    return sum(1 for viewer in get_redis().zrange(viewer_presence.viewers_key(run_id), 0, -1)
+               if viewer.startswith("kubectl-"))
+
+
+async def until_true(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not await asyncio.to_thread(condition):
+        assert time.monotonic() < deadline, f"not within {timeout:g} s: {what}"
+        await asyncio.sleep(0.1)
+
+
+async def test_a_stopped_observation_ends_its_watches_at_once(stack):
+    """A watch waits for the server's next line; the stand-in sends one every 10 s (a bookmark) and ends a watch
+    after its timeoutSeconds (45 s). Ended, the observation closes its watches itself: the server sees them go and
+    the worker says its watching threads have ended."""
+    stand_in = await new_run(stack.base, {**small_document(), "duration": "15m"}, speed=5)
+    run_viewer = await Viewer.open(stand_in["ws_url"], "stand-in")
+    status, observation = await ahttp("POST", f"{stack.base}/api/observations",
+                                      {"server": f"{stack.base}/k8s/runs/{stand_in['id']}", "token": "t-1"})
+    assert status == 201, observation
+    viewer = await Viewer.open(observation["ws_url"], "observer")
+    await viewer.until(is_inferred_lease_renewal("node-2"))
+    await until_true(lambda: open_watches(stand_in["id"]) == 5, 30, "the five resources watched")
+
+    status, stop = await ahttp("POST", f"{stack.base}/api/runs/{observation['id']}/commands", {"action": "stop"},
+                               token=observation["control_token"])
+    assert (status, stop["status"]) == (202, "applied"), stop
+    assert (await viewer.until_status())["status"] == "finished"
+    await until_true(lambda: open_watches(stand_in["id"]) == 0, 5, "the stand-in serves no watch")
+    closed = f"observation {observation['id']}: watches closed"
+    await until_true(lambda: closed in (stack.logdir / "w1.log").read_text(errors="replace"), 5, closed)
+    await viewer.close()
+    await run_viewer.close()
 
 
 async def test_an_observation_whose_worker_died_ends_for_its_credentials_died_with_it(stack):
