@@ -63,6 +63,6 @@ def test_the_trainer_shares_the_room_link_and_a_phone_follows_the_run(browser, p
     for seen in (trainer_seen, phone_seen):
         assert seen["errors"] == []
         statics = [url for url in seen["requests"] if "/static/" in url]
-        assert statics and [url for url in statics if not HASHED.search(urlsplit(url).path)
-                            and not url.endswith("/json-worker.js")] == []
+        # every module (and the JSON worker's script, resolved through the page's import map) from its hashed file
+        assert statics and [url for url in statics if not HASHED.search(urlsplit(url).path)] == []
     assert {urlsplit(url).netloc for url in phone_seen["requests"]} == {room_host}
