@@ -4,9 +4,8 @@
 
 import { viewerLink } from "#js/api.js";
 
-let runId = ""; // the page's run
-
-function showQr() {
+/** @param {string} runId */
+function showQr(runId) {
   const dialog = /** @type {HTMLDialogElement} */ (document.getElementById("qr-dialog"));
   const image = /** @type {HTMLImageElement} */ (document.getElementById("qr-image"));
   if (!image.src) image.src = image.dataset.src; // fetched the first time it is shown, not on every page load
@@ -14,7 +13,8 @@ function showQr() {
   dialog.showModal();
 }
 
-async function takeRecipe() {
+/** @param {string} runId */
+async function takeRecipe(runId) {
   const dialog = /** @type {HTMLDialogElement} */ (document.getElementById("recipe-dialog"));
   const link = /** @type {HTMLInputElement} */ (document.getElementById("recipe-link"));
   const open = /** @type {HTMLAnchorElement} */ (document.getElementById("recipe-open"));
@@ -42,7 +42,6 @@ async function takeRecipe() {
  * @param {{run: string}} config  the page's run-config
  */
 export function shareRoom(config) {
-  runId = config.run;
-  document.getElementById("show-qr")?.addEventListener("click", showQr);
-  document.getElementById("take-recipe")?.addEventListener("click", takeRecipe);
+  document.getElementById("show-qr")?.addEventListener("click", () => showQr(config.run));
+  document.getElementById("take-recipe")?.addEventListener("click", () => takeRecipe(config.run));
 }
