@@ -60,7 +60,8 @@ class ObservationDriver:
         self.watcher: Watcher | None = None
         self.fence: fencing.Fence | None = None
         self.stopped_by_trainer = False
-        self.problem = ""
+        self.problem = ""  # the sentence of the watch's current failure, "" while it works
+        self.snapshot_problem = ""
         self.publisher = Publisher(run_id)
 
     def drive(self) -> str:
@@ -168,7 +169,9 @@ class ObservationDriver:
                     self.problem = seen.message
                     self._send("run.notice", frames.error_message(seen.message, "cluster-unavailable"))
                 continue
-            self.problem = ""
+            if self.problem:  # the page stops saying the watch fails (docs/websocket-protocol.md)
+                self.problem = ""
+                self._send("run.notice", frames.error_message(f"watching {self.server} again", "cluster-available"))
             self.buffer.extend(self._events_of(seen))
 
     def _events_of(self, seen: Seen) -> list[dict]:
@@ -215,8 +218,9 @@ class ObservationDriver:
         if now - self.last_save >= SAVE_SECONDS:
             self._update_run(t_reached=self.now(), last_seq=self.published_seq)
             self.last_save = now
-        if self.published_seq > self.snapshot_seq and now - self.last_snapshot >= SNAPSHOT_SECONDS:
-            self._store_snapshot()
+        if self.problem != self.snapshot_problem or (self.published_seq > self.snapshot_seq
+                                                      and now - self.last_snapshot >= SNAPSHOT_SECONDS):
+            self._store_snapshot()  # a page that joins finds the watch's problem, if any, in it
         if now - self.last_sent >= QUIET_CLOCK_SECONDS:
             self._send_clock()
         return None
@@ -252,9 +256,10 @@ class ObservationDriver:
     def _store_snapshot(self) -> None:
         snapshot = observed_snapshot(self.mapper, t=self.now(), wall=self.origin + self.now() - self.t0,
                                      version=self.run.version, grace=getattr(self, "grace", 0.0), title=self.run.title,
-                                     server=getattr(self, "server", ""))
+                                     server=getattr(self, "server", ""), problem=self.problem)
         self.lease.store_snapshot(frames.dumps(frames.snapshot_body(snapshot, self._clock(), self.published_seq)))
         self.snapshot_seq = self.published_seq
+        self.snapshot_problem = self.problem
         self.last_snapshot = time.monotonic()
 
     def _send(self, kind: str, message: dict, **extra: int) -> None:

@@ -38,7 +38,7 @@ def grace_of(run: Run) -> float:
 
 
 def observed_snapshot(mapper: ChangeMapper, *, t: float, wall: float, version: str, grace: float, title: dict,
-                      server: str) -> dict:
+                      server: str, problem: str = "") -> dict:
     objects = {resource: [mapper.objects[resource][key] for key in sorted(mapper.objects[resource])]
                for resource in ("nodes", "leases", "pods", "endpointslices")}
     events = sorted(mapper.objects["events"].values(), key=event_age)
@@ -63,5 +63,5 @@ def observed_snapshot(mapper: ChangeMapper, *, t: float, wall: float, version: s
         "scenario": {"name": "observation", "title": title},
         "watchDelay": 0.0,
         "observation": {"server": server, "gracePeriod": grace, "tolerationSeconds": DEFAULT_TOLERATION_SECONDS,
-                        "unseen": UNSEEN},
+                        "unseen": UNSEEN, "problem": problem},
     }

@@ -370,6 +370,10 @@ TEXTS = {
     "run-ended.duration": _("the scenario's time is over"),
     "run-ended.idle": _("nobody watched or commanded it for a while"),
     "run-ended.failed": _("the simulation failed ({reason})"),
+    "run-ended.observation-failed": _("watching the cluster failed: {reason}"),
+    # an observation's bar (js/run-page.js): its watch failing, said in the server's words (docs/observe.md)
+    "observed.problem": _("Watching the cluster fails, retrying: {message}"),
+    "observed.watching-again": _("Watching the cluster again"),
     "run.end-confirm": _("End the run for everyone? Viewers see that it ended; it cannot be resumed."),
     "toast.sent": _("{action}: applies at T+{at}"),
     # the comparison page (js/compare-page.js): its strip of differences

@@ -21,6 +21,9 @@ function toast(text) {
 /** Why the run ended, in the page's language. @param {Translator} t */
 function reasonOf(t, run) {
   if (run.status === "idle") return t("run-ended.idle");
+  if (run.status === "failed" && run.kind === "observation") {
+    return t("run-ended.observation-failed", { reason: run.end_reason });
+  }
   if (run.status === "failed") return t("run-ended.failed", { reason: run.end_reason });
   return t(run.end_reason === STOPPED_BY_TRAINER ? "run-ended.stopped" : "run-ended.duration");
 }

@@ -97,7 +97,7 @@ export class RunPage {
       },
       onFollow: (msg) => this.follow?.onMessage(msg),
       onStatus: (msg) => this.onStatus(msg),
-      onError: (message, msg) => this.classroom.refused(msg) || this.toast(message),
+      onError: (message, msg) => this.classroom.refused(msg) || this.#watchProblem(msg) || this.toast(message),
       onClock: (clock) => {
         this.clock.update(clock);
         request();
@@ -256,8 +256,29 @@ export class RunPage {
     setText(document.querySelector(sel), text);
   }
 
+  /**
+   * An observation's failing watch (docs/observe.md, "Errors"), said in its bar until the driver says it works
+   * again; whether `msg` was one.
+   * @param {{error?: string, message?: string}} msg
+   */
+  #watchProblem(msg) {
+    const line = document.getElementById("observed-problem");
+    if (!line || !["cluster-unavailable", "cluster-available"].includes(msg.error ?? "")) return false;
+    this.#showWatchProblem(msg.error === "cluster-unavailable" ? msg.message ?? "" : "");
+    if (msg.error === "cluster-available") this.toast(this.t("observed.watching-again"));
+    return true;
+  }
+
+  #showWatchProblem(message) {
+    const line = document.getElementById("observed-problem");
+    if (!line) return;
+    line.textContent = message ? this.t("observed.problem", { message }) : "";
+    line.hidden = !message;
+  }
+
   onSnapshot(msg) {
     const snapshot = msg.snapshot ?? {};
+    if (snapshot.observation) this.#showWatchProblem(snapshot.observation.problem ?? "");
     this.store.loadSnapshot({ ...snapshot, last_seq: msg.last_seq ?? snapshot.last_seq });
     this.controllers.loadSnapshot(snapshot);
     this.#setVolumes(hasVolumes(this.store));

@@ -1,16 +1,24 @@
 """An observation's run page (docs/observe.md): it says plainly that a real cluster is observed, draws the
-cluster and its traffic from the watch, and offers none of a simulation's faults, pacing or look-back."""
+cluster and its traffic from the watch, and offers none of a simulation's faults, pacing or look-back. What goes
+wrong with its watch is said in words: a server that goes away in the observed bar while the worker retries, to a
+page that joins later too; a token that may list but not watch ends it, the page's end naming the refusal."""
 
 from __future__ import annotations
 
 import json
+import select
+import threading
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
 
 import pytest
 from playwright.sync_api import expect
 
 from simulation import Simulation, audit_record, load_scenario
 from tests.web.live import http, running_stack
+from tests.web.test_observe import FakeApiServer
 
 from .conftest import classroom_document, create_run
 from .untranslated import COLLECT_JS, english_words
@@ -117,3 +125,89 @@ def test_the_chinese_observe_page_and_bar_leave_no_english(browser, observing_st
         expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
         texts = page.evaluate(COLLECT_JS, part)
         assert texts and sorted({word for text in texts for word in english_words(text)}) == [], texts
+
+
+class ClusterApi(FakeApiServer):
+    """An empty cluster's API: lists answer, watches wait (a quiet cluster) until ``gone`` is set, or are refused
+    (403) when ``watch_refused``: an RBAC role with list but not watch."""
+
+    watch_refused = False
+    gone: threading.Event
+
+    def do_GET(self) -> None:
+        if "watch=" not in self.path:
+            super().do_GET()
+        elif self.watch_refused:
+            self._send(403, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden",
+                             "code": 403, "message": "nodes is forbidden: cannot watch resource"})
+        else:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.flush()
+            while not self.gone.is_set():  # until the server goes away, or the client does
+                if select.select([self.connection], [], [], 0.1)[0] and not self.connection.recv(1):
+                    return
+
+
+@contextmanager
+def cluster_api(watch_refused: bool = False) -> Iterator[tuple[str, threading.Event]]:
+    """The API's URL and the event that takes it away (its watches cut, its port closed)."""
+    gone = threading.Event()
+    handler = type("Handler", (ClusterApi,), {"watch_refused": watch_refused, "gone": gone})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+
+    def go_away() -> None:
+        gone.wait()
+        server.shutdown()
+        server.server_close()
+
+    threading.Thread(target=go_away, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", gone
+    finally:
+        gone.set()
+
+
+def observation_of(stack, server: str) -> dict:
+    status, observation = http("POST", f"{stack.base}/api/observations", {"server": server, "token": "t"})
+    assert status == 201, observation
+    return observation
+
+
+def test_a_server_that_goes_away_is_said_in_the_bar_to_its_viewers_and_to_those_who_join(browser, observing_stack):
+    with cluster_api() as (server, gone):
+        observation = observation_of(observing_stack, server)
+        page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(observation["control_url"])
+        expect(page.locator("#observed-bar")).to_contain_text("A real cluster, observed")
+        expect(page.locator("#conn-state")).to_have_attribute("data-state", "live")  # it hears the driver
+        problem = page.locator("#observed-problem")
+        expect(problem).to_be_hidden()
+        gone.set()
+        expect(problem).to_contain_text("Watching the cluster fails, retrying", timeout=30_000)
+        expect(problem).to_contain_text(f"cannot reach the API server at {server}")
+        expect(problem).to_contain_text("Connection refused")
+
+        late = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()  # joins while it fails
+        late.goto(observation["viewer_url"])
+        expect(late.locator("#observed-problem")).to_contain_text(f"cannot reach the API server at {server}",
+                                                                  timeout=30_000)
+        assert not errors
+
+
+def test_a_token_that_may_not_watch_ends_the_observation_naming_the_refusal(browser, observing_stack):
+    with cluster_api(watch_refused=True) as (server, _):
+        observation = observation_of(observing_stack, server)  # its lists pass the checks before it starts
+        for locale, ended in (("en-US", "watching the cluster failed: the token may not list or watch"),
+                              ("zh-CN", "观察集群失败：the token may not list or watch")):
+            page = browser.new_context(viewport={"width": 1366, "height": 768}, locale=locale).new_page()
+            page.goto(observation["viewer_url"])
+            end = page.locator("#run-end")
+            expect(end).to_contain_text(ended, timeout=30_000)
+            expect(end).to_contain_text("403 Forbidden")
+            expect(end).not_to_contain_text("simulation")
