@@ -40,6 +40,9 @@ SNAPSHOT_SECONDS = 2.0  # a joining viewer's snapshot is at most this old (its c
 SAVE_SECONDS = 2.0
 CREDENTIALS_GONE = ("the observing worker stopped; the cluster's credentials lived only in its memory, so the "
                     "observation cannot go on: start a new one")
+# A failing watch is said again at its retries, at most this often: a page that joined just as it was said may
+# have had a snapshot read a moment before (heartbeat_site/live/delivery/consumers.py, SNAPSHOT_REUSE_SECONDS)
+PROBLEM_REPEAT_SECONDS = 5.0
 CLOSING_SECONDS = 5.0  # closing its connection ends each watch at once; this long is a fault worth a warning
 ONLY_STOP = "an observation follows the cluster's own time: only stop applies"
 
@@ -62,6 +65,7 @@ class ObservationDriver:
         self.stopped_by_trainer = False
         self.problem = ""  # the sentence of the watch's current failure, "" while it works
         self.snapshot_problem = ""
+        self.problem_said = 0.0  # when the page was last told the problem (monotonic)
         self.publisher = Publisher(run_id)
 
     def drive(self) -> str:
@@ -165,8 +169,8 @@ class ObservationDriver:
             if seen.kind == "problem":
                 if seen.fatal:
                     return seen.message
-                if seen.message != self.problem:
-                    self.problem = seen.message
+                if seen.message != self.problem or time.monotonic() - self.problem_said >= PROBLEM_REPEAT_SECONDS:
+                    self.problem, self.problem_said = seen.message, time.monotonic()
                     self._send("run.notice", frames.error_message(seen.message, "cluster-unavailable"))
                 continue
             if self.problem:  # the page stops saying the watch fails (docs/websocket-protocol.md)

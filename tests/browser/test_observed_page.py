@@ -151,11 +151,11 @@ class ClusterApi(FakeApiServer):
 
 
 @contextmanager
-def cluster_api(watch_refused: bool = False) -> Iterator[tuple[str, threading.Event]]:
+def cluster_api(watch_refused: bool = False, port: int = 0) -> Iterator[tuple[str, threading.Event]]:
     """The API's URL and the event that takes it away (its watches cut, its port closed)."""
     gone = threading.Event()
     handler = type("Handler", (ClusterApi,), {"watch_refused": watch_refused, "gone": gone})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     serving = threading.Thread(target=server.serve_forever, daemon=True)
     serving.start()
 
@@ -177,7 +177,7 @@ def observation_of(stack, server: str) -> dict:
     return observation
 
 
-def test_a_server_that_goes_away_is_said_in_the_bar_to_its_viewers_and_to_those_who_join(browser, observing_stack):
+def test_a_server_that_goes_away_is_said_in_the_bar_until_it_is_back(browser, observing_stack):
     with cluster_api() as (server, gone):
         observation = observation_of(observing_stack, server)
         page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
@@ -197,7 +197,11 @@ def test_a_server_that_goes_away_is_said_in_the_bar_to_its_viewers_and_to_those_
         late.goto(observation["viewer_url"])
         expect(late.locator("#observed-problem")).to_contain_text(f"cannot reach the API server at {server}",
                                                                   timeout=30_000)
-        assert not errors
+    with cluster_api(port=int(server.rsplit(":", 1)[1])):  # back: the next retry lists and watches again
+        expect(problem).to_be_hidden(timeout=40_000)
+        expect(page.locator("#toast")).to_contain_text("Watching the cluster again")
+        expect(late.locator("#observed-problem")).to_be_hidden()
+    assert not errors
 
 
 def test_a_token_that_may_not_watch_ends_the_observation_naming_the_refusal(browser, observing_stack):
