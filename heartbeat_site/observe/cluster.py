@@ -15,9 +15,11 @@ import json
 import logging
 import os
 import queue
+import socket
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -83,8 +85,9 @@ class Connection:
             conf.api_key_prefix = {"authorization": "Bearer"}
         self.api = client.ApiClient(conf)
         self.lock = threading.Lock()
-        self.watches: set[urllib3.BaseHTTPResponse] = set()  # the responses being read, which close() ends
+        self.sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()  # the client's, which close() ends
         self.closed = False
+        self._track_connections()
         core, coordination = client.CoreV1Api(self.api), client.CoordinationV1Api(self.api)
         discovery = client.DiscoveryV1Api(self.api)
         self.lists: dict[str, Callable[..., Any]] = {
@@ -135,11 +138,6 @@ class Connection:
             if exc.status == 410:
                 raise Expired(str(exc.reason)) from None
             raise
-        with self.lock:
-            if self.closed:  # closed while the request was on its way
-                response.close()
-                return version
-            self.watches.add(response)
         finished = False
         try:
             for line in iter_resp_lines(response):
@@ -157,31 +155,61 @@ class Connection:
             else:
                 finished = not self.closed
         finally:
-            with self.lock:
-                self.watches.discard(response)
             if finished:  # the server ended it: the connection can serve the next request
                 response.release_conn()
             else:  # a watch left mid-stream is closed, so that the server ends it too
                 response.close()
         return version
 
+    def _track_connections(self) -> None:
+        """The client's pools make their connections of a class that hands each socket to ``close`` once
+        connected (a response read to the connection's close keeps the socket when the connection has let it go,
+        as http.client does): a watch may wait for its response's first byte as long as for its next line (a server that
+        sends its headers with the first event), and only shutting its socket down ends either wait from another
+        thread."""
+        manager = self.api.rest_client.pool_manager
+        pools = {}
+        owner = self
+        for scheme, pool in manager.pool_classes_by_scheme.items():
+            base = pool.ConnectionCls
+
+            def connect(conn: Any, base: Any = base) -> None:
+                base.connect(conn)
+                owner._connected(conn)
+
+            tracked = type(f"Closable{base.__name__}", (base,), {"connect": connect})
+            pools[scheme] = type(f"Closable{pool.__name__}", (pool,), {"ConnectionCls": tracked})
+        manager.pool_classes_by_scheme = pools
+
+    def _connected(self, conn: Any) -> None:
+        sock = conn.sock
+        with self.lock:
+            if not self.closed:
+                self.sockets.add(sock)
+                return
+        _shut(sock)  # closed while this request was on its way
+
     def close(self) -> None:
         """End the watches now rather than at their timeoutSeconds: a watch blocks in a read of its socket until
-        the server sends something, which may be a minute on a quiet resource. Shutting the socket down ends
-        that read (urllib3's ``HTTPResponse.shutdown``), and the watching thread closes the connection, so the
-        API server ends the watch too."""
+        the server sends something, which may be a minute on a quiet resource. Shutting the sockets down ends
+        that read, and the watching thread closes its connection, so the API server ends the watch too."""
         with self.lock:
             self.closed = True
-            watches = list(self.watches)
-        for response in watches:
-            with contextlib.suppress(Exception):  # one that ended meanwhile has released its connection
-                response.shutdown()
+            sockets = list(self.sockets)
+        for sock in sockets:
+            _shut(sock)
         with contextlib.suppress(Exception):
             self.api.rest_client.pool_manager.clear()  # the idle connections
             self.api.close()
         if self.ca_file:
             with contextlib.suppress(OSError):
                 os.unlink(self.ca_file)
+
+
+def _shut(sock: socket.socket) -> None:
+    """Shut a socket down (both ways), which wakes a thread blocked reading it; one closed already is left."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def problem(error: Exception, resource: str, server: str) -> tuple[str, bool]:
