@@ -175,11 +175,14 @@ def test_phone_shows_the_stuck_pod_and_the_countdown(browser, stack, artifacts, 
     page.locator('[data-view="cluster"]').tap()
     expect(page.locator(f"{DB1_VOLUME} [data-role=force-detach]")).to_be_visible(timeout=60_000)
     command(stack, run, {"action": "pause"})
+    expect(page.locator("body")).to_have_attribute("data-paused", "true")  # no frame redraws the pods after this
     # db-1 was force-deleted; node-2's web pod still waits for a kubelet that cannot confirm
     expect(page.locator(f'{NODE2} li.pod[data-pod^="default/web-"] [data-role=pod-why][data-kind=unconfirmed]'))\
         .to_be_visible()
     fits_the_screen(page, PHONE)
-    page.locator(f"#cluster {ELSEWHERE} {DB1}").scroll_into_view_if_needed()
+    # found and scrolled in one step of the page's own: a frame drawn meanwhile replaces the pod's element
+    page.evaluate("(selector) => document.querySelector(selector).scrollIntoView({block: 'center'})",
+                  f"#cluster {ELSEWHERE} {DB1}")
     shot(page, artifacts, f"sts-phone-cluster-{lang}")
     page.locator(f"#cluster {ELSEWHERE} {DB1}").tap()
     expect(page.locator('[data-view="flows"]')).to_have_attribute("aria-selected", "true")
