@@ -40,7 +40,7 @@ from heartbeat_site.k8sapi.cluster import objects_of
 from heartbeat_site.k8sapi.reads import one_object
 from heartbeat_site.k8sapi.resources import Resource
 from heartbeat_site.k8sapi.status import K8sError, forbidden, method_not_allowed
-from heartbeat_site.live.service import ApiError, Run, bearer_token, commands, token_matches
+from heartbeat_site.live.service import ApiError, Run, bearer_token, commands, run_state, token_matches
 
 VERBS = {"PATCH": "patch", "DELETE": "delete", "POST": "create", "PUT": "update"}
 OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"  # k8s.io/api/core/v1/well_known_taints.go TaintNodeOutOfService
@@ -278,6 +278,8 @@ def _until_read(run: Run, resource: Resource, namespace: str, name: str,
             found = objs.objects[resource.store].get((namespace, name))
         if done(found) or time.monotonic() >= deadline:
             return
+        if run_state.read_state(run.id).get("paused") == "1":
+            return  # a paused run simulates nothing at its paused instant: the write shows once it resumes
         time.sleep(READ_POLL_SECONDS)
 
 
