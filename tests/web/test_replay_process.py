@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -78,9 +77,10 @@ def test_a_short_replay_stays_in_the_requests_thread(client, ended_run, settings
 
 def test_a_replay_process_that_died_is_replaced(client, ended_run):
     first = answers(client, ended_run)
-    dead = replay_process.child_pid()
-    os.kill(dead, signal.SIGKILL)
-    psutil.Process(dead).wait(10)
+    child = psutil.Process(replay_process.child_pid())  # before the kill: the parent may reap it at once
+    dead = child.pid
+    child.kill()
+    child.wait(10)
     assert answers(client, ended_run) == first
     assert replay_process.child_pid() not in (dead, os.getpid())
 
