@@ -190,6 +190,26 @@ def test_a_driver_starved_past_its_lease_claims_nothing_its_successor_does_not_s
     assert events_hash(events) == events_hash(reference(run, [command]))
 
 
+def test_a_lesson_whose_first_question_comes_at_once_never_publishes_a_running_clock(run_factory, monkeypatch):
+    """The walkthrough asks its first question at T+0, so the run stands paused from its first moment. A page that
+    joins between the driver's first publish and the question gets that publish's clock: it must say paused, or
+    the page's clock runs until the question's pause reaches it."""
+    lesson = get_lesson("kubelet-crash-walkthrough")
+    assert lesson is not None
+    states: list[dict] = []
+    real_publish = ownership.Lease.publish
+    monkeypatch.setattr(ownership.Lease, "publish",
+                        lambda lease, events, state, **kw: (states.append(dict(state)),
+                                                             real_publish(lease, events, state, **kw))[1])
+    run = run_factory(speed=1, document=lesson.scenario.document, lesson=lesson.name)
+    thread, stop, _ = drive_in_thread(run.id)
+    wait_for(lambda: run_state.read_state(run.id).get("paused") == "1", what="the question's pause")
+    stop.set()
+    thread.join(10)
+    running = [state for state in states if state.get("status") == RunStatus.RUNNING]
+    assert running and all(int(state["paused"]) == 1 for state in running), running
+
+
 def test_a_starved_lessons_driver_does_not_start_again_a_step_its_successor_started(run_factory, monkeypatch):
     """A lesson's driver starved just before a step that breaks a node: its successor starts the step (the fault
     in the command log, the question asked, the run paused). When the starved driver wakes up, its own copy of

@@ -210,15 +210,17 @@ class RunDriver(PacedSimulation):
             self.checkpointer = checkpointing.Checkpointer(self.lease, run, self.restored_from)
         fence.update_run(status=RunStatus.RUNNING, started_at=run.started_at or timezone.now())
         restored = self.restored_from
-        if not self.lease.publish([], {**self._state(), "checkpoint_t": repr(restored.t) if restored else "",
-                                       "checkpoint_seq": restored.seq if restored else ""}):
-            return "lease-lost"
         if self.teaching is not None:
+            # before the first state is published: a lesson whose first question comes at once pauses the clock,
+            # and a page that joins in between must not get a running clock from that state
             if t0 > 0 or run.steps_started:
                 runner = checkpointing.lesson_runner(restored.lesson) if restored and restored.lesson else None
                 self.teaching.restore([event.to_dict() for event in replayed], self.sim.now, runner=runner)
             else:
                 self.teaching.begin(self.sim.now)
+        if not self.lease.publish([], {**self._state(), "checkpoint_t": repr(restored.t) if restored else "",
+                                       "checkpoint_seq": restored.seq if restored else ""}):
+            return "lease-lost"
         self._store_snapshot()
         self._send_clock()
         return None
