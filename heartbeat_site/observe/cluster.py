@@ -32,6 +32,7 @@ from kubernetes.watch.watch import iter_resp_lines
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.observe.access import Target
 from heartbeat_site.observe.changes import LEASE_NAMESPACE, RESOURCES
+from heartbeat_site.observe.problems import Problem
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +42,6 @@ WATCH_SECONDS = 45  # the server ends each watch after this (timeoutSeconds), an
 PAGE = 500  # objects per list page (limit and continue)
 FIRST_BACKOFF = 0.5
 MAX_BACKOFF = 30.0
-# How each resource is named in the errors a user reads
-WHAT = {"nodes": "nodes", "leases": f"leases in namespace {LEASE_NAMESPACE}", "pods": "pods (all namespaces)",
-        "endpointslices": "endpointslices (discovery.k8s.io, all namespaces)", "events": "events (all namespaces)"}
-
 
 class Expired(Exception):
     """The watch's resourceVersion is older than the server keeps (410 Gone): list again."""
@@ -53,7 +50,7 @@ class Expired(Exception):
 @dataclass
 class Seen:
     """What a resource's watcher saw: ``kind`` is "listed" (``objects``: all of them now), "changed" (``obj``;
-    ``deleted`` when it is gone) or "problem" (``message``; ``fatal`` when retrying cannot help)."""
+    ``deleted`` when it is gone) or "problem" (``problem``: why)."""
 
     kind: str
     resource: str
@@ -61,8 +58,7 @@ class Seen:
     objects: list[dict] | None = None
     obj: dict | None = None
     deleted: bool = False
-    message: str = ""
-    fatal: bool = False
+    problem: Problem | None = None
 
 
 class Connection:
@@ -212,36 +208,29 @@ def _shut(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
-def problem(error: Exception, resource: str, server: str) -> tuple[str, bool]:
-    """A sentence a trainer can act on for ``error``, and whether retrying cannot help."""
+def problem(error: Exception, resource: str, server: str) -> Problem:
+    """What ``error`` means for a trainer, and whether retrying cannot help."""
+    said = functools.partial(Problem, server=server, resource=resource)
     if isinstance(error, AttributeError) and isinstance(error.__context__, ApiException):
         error = error.__context__  # the client fails on its own TLS error (api_client.py decodes a body of None)
     if isinstance(error, ApiException) and error.status == 0:  # the client wraps TLS failures so (client/rest.py)
-        return (f"the certificate of {server} could not be verified ({_short(str(error.reason))}); give the "
-                "cluster's CA certificate as \"ca\" (PEM) or in the kubeconfig", True)
+        return said("certificate", fatal=True, detail=_short(str(error.reason)))
     if isinstance(error, ApiException):
-        if error.status == 401:
-            return (f"the API server at {server} did not accept the token (401 Unauthorized) when listing "
-                    f"{WHAT[resource]}", True)
-        if error.status == 403:
-            return (f"the token may not list or watch {WHAT[resource]} (403 Forbidden from the API server); "
-                    "an observation needs list and watch on nodes, leases in kube-node-lease, pods, "
-                    "endpointslices and events", True)
-        if error.status == 404:
-            return f"the API server at {server} has no {WHAT[resource]} (404): is it a Kubernetes API server?", True
-        return f"the API server answered {error.status} ({error.reason}) for {WHAT[resource]}", False
+        if error.status in (401, 403, 404):
+            kind = {401: "unauthorized", 403: "forbidden", 404: "not-found"}[error.status]
+            return said(kind, fatal=True, status=error.status)
+        return said("answered", fatal=False, status=error.status, detail=str(error.reason))
     text = str(error)
     if isinstance(error, urllib3.exceptions.MaxRetryError) and error.reason is not None:
         error = error.reason
         text = str(error)
     if isinstance(error, urllib3.exceptions.SSLError) or "CERTIFICATE_VERIFY_FAILED" in text:
-        return (f"the certificate of {server} could not be verified ({_short(text)}); give the cluster's CA "
-                "certificate as \"ca\" (PEM) or in the kubeconfig", True)
+        return said("certificate", fatal=True, detail=_short(text))
     if isinstance(error, urllib3.exceptions.HTTPError | OSError):
-        return f"cannot reach the API server at {server}: {_short(text)}", False
+        return said("unreachable", fatal=False, detail=_short(text))
     if isinstance(error, ValueError):
-        return f"the API server at {server} answered something that is not Kubernetes JSON ({_short(text)})", True
-    return f"{type(error).__name__}: {_short(text)}", False
+        return said("not-kubernetes", fatal=True, detail=_short(text))
+    return said("other", fatal=False, detail=f"{type(error).__name__}: {_short(text)}")
 
 
 def _short(text: str) -> str:
@@ -261,15 +250,14 @@ def preflight(target: Target) -> str:
         try:
             version = connection.version()
         except Exception as exc:
-            message, _ = problem(exc, "nodes", target.server)
             raise ApiError(502 if not isinstance(exc, ApiException) else 400, "cluster-unavailable",
-                           message) from None
+                           problem(exc, "nodes", target.server).sentence) from None
         for resource in RESOURCES:
             try:
                 connection.list(resource, limit=1)
             except Exception as exc:
-                message, _ = problem(exc, resource, target.server)
-                raise ApiError(400 if isinstance(exc, ApiException) else 502, "cluster-refused", message) from None
+                raise ApiError(400 if isinstance(exc, ApiException) else 502, "cluster-refused",
+                               problem(exc, resource, target.server).sentence) from None
         return version
     finally:
         connection.close()
@@ -306,11 +294,11 @@ class Watcher:
             except Exception as exc:  # the cluster's or the network's: said to viewers, then retried
                 if self.stop.is_set():  # the watch was ended by closing its connection
                     return
-                message, fatal = problem(exc, resource, self.connection.server)
-                self.seen.put(Seen("problem", resource, time.time(), message=message, fatal=fatal))
-                if fatal:
+                failure = problem(exc, resource, self.connection.server)
+                self.seen.put(Seen("problem", resource, time.time(), problem=failure))
+                if failure.fatal:
                     return
-                log.info("observation of %s: %s; retrying in %g s", self.connection.server, message, delay)
+                log.info("observation of %s: %s; retrying in %g s", self.connection.server, failure.sentence, delay)
                 version = None
                 if self.stop.wait(delay):
                     return

@@ -31,7 +31,7 @@ from heartbeat_site.live.models import ACTIVE_STATUSES, Command, CommandStatus, 
 from heartbeat_site.live.runstore import activity, command_inbox, ownership, viewer_presence
 from heartbeat_site.observe import sealed
 from heartbeat_site.observe.changes import Change, ChangeMapper, meta, rfc3339
-from heartbeat_site.observe.cluster import Connection, Seen, Watcher
+from heartbeat_site.observe.cluster import Connection, Problem, Seen, Watcher
 from heartbeat_site.observe.snapshot import grace_of, observed_snapshot
 
 log = logging.getLogger(__name__)
@@ -63,8 +63,8 @@ class ObservationDriver:
         self.watcher: Watcher | None = None
         self.fence: fencing.Fence | None = None
         self.stopped_by_trainer = False
-        self.problem = ""  # the sentence of the watch's current failure, "" while it works
-        self.snapshot_problem = ""
+        self.problem: Problem | None = None  # the watch's current failure, None while it works
+        self.snapshot_problem: Problem | None = None
         self.problem_said = 0.0  # when the page was last told the problem (monotonic)
         self.publisher = Publisher(run_id)
 
@@ -151,30 +151,33 @@ class ObservationDriver:
             fatal = self._take_seen()
             if not self._flush():
                 return "lease-lost"
-            if fatal:
-                self._end(RunStatus.FAILED, fatal[:200])
+            if fatal is not None:
+                self.problem = fatal  # in the last snapshot, for a page that opens the ended observation
+                self._end(RunStatus.FAILED, fatal.sentence[:200])
                 return "failed"
             outcome = self._housekeeping(now)
             if outcome:
                 return outcome
 
-    def _take_seen(self) -> str:
-        """What the watcher saw since the last slice, as events in the buffer; a fatal problem's sentence."""
+    def _take_seen(self) -> Problem | None:
+        """What the watcher saw since the last slice, as events in the buffer; a fatal problem, if one came."""
         assert self.watcher is not None  # the loop runs once watching has started
         while True:
             try:
                 seen = self.watcher.seen.get_nowait()
             except queue.Empty:
-                return ""
-            if seen.kind == "problem":
-                if seen.fatal:
-                    return seen.message
-                if seen.message != self.problem or time.monotonic() - self.problem_said >= PROBLEM_REPEAT_SECONDS:
-                    self.problem, self.problem_said = seen.message, time.monotonic()
-                    self._send("run.notice", frames.error_message(seen.message, "cluster-unavailable"))
+                return None
+            if seen.problem is not None:
+                failure = seen.problem
+                if failure.fatal:
+                    return failure
+                if failure != self.problem or time.monotonic() - self.problem_said >= PROBLEM_REPEAT_SECONDS:
+                    self.problem, self.problem_said = failure, time.monotonic()
+                    self._send("run.notice", {**frames.error_message(failure.sentence, "cluster-unavailable"),
+                                              "problem": failure.as_message()})
                 continue
-            if self.problem:  # the page stops saying the watch fails (docs/websocket-protocol.md)
-                self.problem = ""
+            if self.problem is not None:  # the page stops saying the watch fails (docs/websocket-protocol.md)
+                self.problem = None
                 self._send("run.notice", frames.error_message(f"watching {self.server} again", "cluster-available"))
             self.buffer.extend(self._events_of(seen))
 
@@ -286,7 +289,10 @@ class ObservationDriver:
         self.lease.publish([], {**self._state(status), "paused": 1})
         if self.connection is not None:  # a worker that never watched keeps the snapshot its predecessor left
             self._store_snapshot()
-        self._send("run.status", frames.status_message(status, reason, clock, self.published_seq))
+        message = frames.status_message(status, reason, clock, self.published_seq)
+        if status == RunStatus.FAILED and self.problem is not None:
+            message["problem"] = self.problem.as_message()  # said in the page's language (docs/observe.md)
+        self._send("run.status", message)
         activity.mark_inactive(self.run_id)
         log.info("observation %s ended (%s): %s", self.run_id, status, reason)
 

@@ -5,9 +5,14 @@ the objects, with the defaults of the server's version, and said so (``inferred`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from heartbeat_site.live.models import Run
 from heartbeat_site.observe.changes import EVENTS_KEPT, ChangeMapper, event_age, meta, rfc3339
 from simulation.profiles import DEFAULT_VERSION, PROFILES
+
+if TYPE_CHECKING:
+    from heartbeat_site.observe.cluster import Problem
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 # tolerationSeconds the DefaultTolerationSeconds admission plugin gives every pod for the not-ready and unreachable
@@ -38,7 +43,7 @@ def grace_of(run: Run) -> float:
 
 
 def observed_snapshot(mapper: ChangeMapper, *, t: float, wall: float, version: str, grace: float, title: dict,
-                      server: str, problem: str = "") -> dict:
+                      server: str, problem: Problem | None = None) -> dict:
     objects = {resource: [mapper.objects[resource][key] for key in sorted(mapper.objects[resource])]
                for resource in ("nodes", "leases", "pods", "endpointslices")}
     events = sorted(mapper.objects["events"].values(), key=event_age)
@@ -63,5 +68,6 @@ def observed_snapshot(mapper: ChangeMapper, *, t: float, wall: float, version: s
         "scenario": {"name": "observation", "title": title},
         "watchDelay": 0.0,
         "observation": {"server": server, "gracePeriod": grace, "tolerationSeconds": DEFAULT_TOLERATION_SECONDS,
-                        "unseen": UNSEEN, "problem": problem},
+                        "unseen": UNSEEN, "problem": problem.sentence if problem else "",
+                        "problemDetail": problem.as_message() if problem else None},
     }

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from heartbeat_site.observe.problems import SENTENCES, WHAT
+
 # Decision rules of the simulation (`rule` ids): a short title and a plain-language explanation.
 # English pages show the simulation's own sentence; the explanation here is what other languages
 # show, so every rule id the library emits must be listed (tests/browser checks the catalogue).
@@ -374,6 +376,9 @@ TEXTS = {
     # an observation's bar (js/run-page.js): its watch failing, said in the server's words (docs/observe.md)
     "observed.problem": _("Watching the cluster fails, retrying: {message}"),
     "observed.watching-again": _("Watching the cluster again"),
+    # what failed, by kind, and the resources' names in those sentences (heartbeat_site/observe/problems.py)
+    **{f"observed.why.{kind}": _(text) for kind, text in SENTENCES.items() if kind != "other"},
+    **{f"observed.what.{resource}": _(text) for resource, text in WHAT.items()},
     "run.end-confirm": _("End the run for everyone? Viewers see that it ended; it cannot be resumed."),
     "toast.sent": _("{action}: applies at T+{at}"),
     # the comparison page (js/compare-page.js): its strip of differences

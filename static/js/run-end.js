@@ -22,7 +22,8 @@ function toast(text) {
 function reasonOf(t, run) {
   if (run.status === "idle") return t("run-ended.idle");
   if (run.status === "failed" && run.kind === "observation") {
-    return t("run-ended.observation-failed", { reason: run.end_reason });
+    // the page's own words for what ended the watch, when it heard them (run-page.js #showWatchProblem)
+    return t("run-ended.observation-failed", { reason: document.body.dataset.watchProblem || run.end_reason });
   }
   if (run.status === "failed") return t("run-ended.failed", { reason: run.end_reason });
   return t(run.end_reason === STOPPED_BY_TRAINER ? "run-ended.stopped" : "run-ended.duration");

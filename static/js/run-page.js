@@ -26,6 +26,7 @@ import { VOLUME_DECIDERS } from "#js/sequence/model.js";
 import { SequenceView } from "#js/sequence/view.js";
 import { ZoneTraffic } from "#js/sequence/zone-traffic.js";
 import { loadOnIntent, renderStatic, sequenceToMermaid } from "#js/static-diagrams.js";
+import { sayProblem } from "#js/observed-problem.js";
 import { ObjectStore } from "#js/store.js";
 import { formatOffset, formatUtc, VirtualClock } from "#js/time.js";
 import { Timeline } from "#js/timeline.js";
@@ -259,26 +260,35 @@ export class RunPage {
   /**
    * An observation's failing watch (docs/observe.md, "Errors"), said in its bar until the driver says it works
    * again; whether `msg` was one.
-   * @param {{error?: string, message?: string}} msg
+   * @param {{error?: string, message?: string, problem?: import("#js/observed-problem.js").WatchProblem}} msg
    */
   #watchProblem(msg) {
     const line = document.getElementById("observed-problem");
     if (!line || !["cluster-unavailable", "cluster-available"].includes(msg.error ?? "")) return false;
-    this.#showWatchProblem(msg.error === "cluster-unavailable" ? msg.message ?? "" : "");
+    this.#showWatchProblem(msg.error === "cluster-unavailable" ? msg.message ?? "" : "", msg.problem);
     if (msg.error === "cluster-available") this.toast(this.t("observed.watching-again"));
     return true;
   }
 
-  #showWatchProblem(message) {
+  /**
+   * The bar's line, and `body[data-watch-problem]`: what the end of a failed observation says (run-end.js).
+   * @param {string} sentence  the driver's, in English ("" while the watch works)
+   * @param {import("#js/observed-problem.js").WatchProblem | null} [problem]  its kind and fields
+   */
+  #showWatchProblem(sentence, problem) {
     const line = document.getElementById("observed-problem");
     if (!line) return;
-    line.textContent = message ? this.t("observed.problem", { message }) : "";
-    line.hidden = !message;
+    const said = sentence ? sayProblem(this.t, problem, sentence) : "";
+    line.textContent = said ? this.t("observed.problem", { message: said }) : "";
+    line.hidden = !said;
+    document.body.dataset.watchProblem = said;
   }
 
   onSnapshot(msg) {
     const snapshot = msg.snapshot ?? {};
-    if (snapshot.observation) this.#showWatchProblem(snapshot.observation.problem ?? "");
+    if (snapshot.observation) {
+      this.#showWatchProblem(snapshot.observation.problem ?? "", snapshot.observation.problemDetail);
+    }
     this.store.loadSnapshot({ ...snapshot, last_seq: msg.last_seq ?? snapshot.last_seq });
     this.controllers.loadSnapshot(snapshot);
     this.#setVolumes(hasVolumes(this.store));
@@ -437,6 +447,7 @@ export class RunPage {
 
   onStatus(msg) {
     const status = msg.status ?? msg.run?.status;
+    if (msg.problem) this.#showWatchProblem(msg.reason ?? "", msg.problem); // what ended an observation
     if (status) {
       document.body.dataset.runStatus = status;
       // The clock already says running/paused; the status line speaks only when it differs.

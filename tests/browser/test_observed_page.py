@@ -193,10 +193,11 @@ def test_a_server_that_goes_away_is_said_in_the_bar_until_it_is_back(browser, ob
         expect(problem).to_contain_text(f"cannot reach the API server at {server}")
         expect(problem).to_contain_text("Connection refused")
 
-        late = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()  # joins while it fails
+        # a Chinese page joins while it fails: the problem in its words, from the snapshot
+        late = browser.new_context(viewport={"width": 1366, "height": 768}, locale="zh-CN").new_page()
         late.goto(observation["viewer_url"])
-        expect(late.locator("#observed-problem")).to_contain_text(f"cannot reach the API server at {server}",
-                                                                  timeout=30_000)
+        said = f"观察集群出错，正在重试：无法连接 {server} 的 API server"
+        expect(late.locator("#observed-problem")).to_contain_text(said, timeout=30_000)
     with cluster_api(port=int(server.rsplit(":", 1)[1])):  # back: the next retry lists and watches again
         expect(problem).to_be_hidden(timeout=40_000)
         expect(page.locator("#toast")).to_contain_text("Watching the cluster again")
@@ -208,7 +209,7 @@ def test_a_token_that_may_not_watch_ends_the_observation_naming_the_refusal(brow
     with cluster_api(watch_refused=True) as (server, _):
         observation = observation_of(observing_stack, server)  # its lists pass the checks before it starts
         for locale, ended in (("en-US", "watching the cluster failed: the token may not list or watch"),
-                              ("zh-CN", "观察集群失败：the token may not list or watch")):
+                              ("zh-CN", "观察集群失败：该令牌无权列出或 watch")):
             page = browser.new_context(viewport={"width": 1366, "height": 768}, locale=locale).new_page()
             page.goto(observation["viewer_url"])
             end = page.locator("#run-end")

@@ -320,10 +320,12 @@ def test_the_watcher_lists_watches_lists_again_when_expired_and_backs_off():
     assert [s.kind for s in nodes[:3]] == ["listed", "changed", "listed"]  # 410 Gone: listed again
     assert nodes[1].obj["metadata"]["name"] == "node-b"
     pods = [s for s in seen if s.resource == "pods"]
-    assert (pods[0].kind, pods[0].fatal, pods[1].kind) == ("problem", False, "listed")  # retried after a pause
-    assert "answered 500" in pods[0].message
-    events = next(s for s in seen if s.resource == "events")
-    assert events.fatal and "may not list or watch events (all namespaces)" in events.message
+    assert pods[0].problem is not None and pods[1].kind == "listed"  # retried after a pause
+    assert (pods[0].problem.kind, pods[0].problem.status, pods[0].problem.fatal) == ("answered", 500, False)
+    assert "answered 500" in pods[0].problem.sentence
+    events = next(s for s in seen if s.resource == "events").problem
+    assert events is not None and (events.kind, events.fatal) == ("forbidden", True)
+    assert "may not list or watch events (all namespaces)" in events.sentence
 
 
 class QuietApiServer(FakeApiServer):

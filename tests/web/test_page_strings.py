@@ -5,9 +5,12 @@ Chinese catalogue translates them."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.utils import translation
 
+from heartbeat_site.observe.problems import SENTENCES, WHAT
 from heartbeat_site.pages.strings import ACTIONS, RULES, ui_strings
 from simulation import FAULT_ACTIONS, Simulation, builtin_scenarios
 
@@ -42,3 +45,17 @@ def test_the_chinese_pages_translate_the_new_texts():
     assert len(new) > 30
     untranslated = [k for k in new if strings[k] == english[k] and not k.startswith("lane.") and k != "volume.head"]
     assert untranslated == [], untranslated
+
+
+def test_the_chinese_pages_say_every_problem_of_a_watched_cluster_in_chinese():
+    """An observation's failures come as kinds (heartbeat_site/observe/problems.py): each has a Chinese sentence
+    with the same placeholders, and each resource a Chinese name."""
+    with translation.override("zh-hans"):
+        strings = ui_strings()
+    for kind, english in SENTENCES.items():
+        if kind == "other":
+            continue  # an unforeseen error's own words
+        chinese = strings[f"observed.why.{kind}"]
+        assert chinese != english and sorted(re.findall(r"\{\w+\}", chinese)) == sorted(
+            re.findall(r"\{\w+\}", english)), kind
+    assert all(strings[f"observed.what.{resource}"] != english for resource, english in WHAT.items())
