@@ -19,6 +19,8 @@ from django.conf import settings
 from heartbeat_site.live.errors import ApiError
 
 MAX_TOKEN = 16_384  # a service account token is about 1 KB; an OIDC one a few
+NO_SERVER = ('server: the API server URL is needed, e.g. "https://10.0.0.1:6443" (or a kubeconfig whose current '
+             "context names one)")
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,7 @@ def target_from(body: dict) -> Target:
         if value is not None and not isinstance(value, str):
             raise ApiError(400, "wrong-type", f"{name}: must be a string")
     if not server:
-        raise ApiError(400, "missing-field", 'server: the API server URL is needed, e.g. "https://10.0.0.1:6443" '
-                                             "(or a kubeconfig whose current context names one)")
+        raise ApiError(400, "missing-field", NO_SERVER)
     if token is not None and (len(token) > MAX_TOKEN or not token.isascii() or any(c.isspace() for c in token)):
         raise ApiError(400, "bad-token", f"token: a bearer token is one line of at most {MAX_TOKEN} ASCII characters")
     if ca is not None and "BEGIN CERTIFICATE" not in ca:

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
-from heartbeat_site.live.api import links, runs
+from heartbeat_site.live.api import contract, links, runs
 from heartbeat_site.live.api.bodies import json_object
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Run, RunKind
 from heartbeat_site.live.runs.caps import check_run_caps, check_worker_capacity, client_key
-from heartbeat_site.live.runs.fields import reject_unknown_keys
 from heartbeat_site.live.runs.tokens import hash_token, new_token
 from heartbeat_site.observe import sealed
 from heartbeat_site.observe.access import check_allowed, target_from
 from heartbeat_site.observe.cluster import preflight
 from simulation.clock import parse_duration
 
-FIELDS = {"server", "token", "kubeconfig", "ca", "nodeMonitorGracePeriod"}
 MAX_GRACE = 3600.0  # as a scenario document's controllerManager.nodeMonitorGracePeriod (simulation/scenario.py)
 # An observation has no set length: it ends when its trainer stops it or nobody watches (HEARTBEAT_IDLE_SECONDS)
 OPEN_ENDED = 7 * 24 * 3600.0
@@ -51,7 +49,7 @@ def stated_grace(body: dict) -> float | None:
 
 def create(request: HttpRequest) -> JsonResponse:
     body = json_object(request)
-    reject_unknown_keys(body, FIELDS)
+    contract.parse(contract.ObservationCreate, body)  # its form; what the server, token and kubeconfig hold, below
     target = target_from(body)
     grace = stated_grace(body)
     check_allowed(target)  # before any connection

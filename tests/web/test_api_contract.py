@@ -11,16 +11,21 @@ from heartbeat_site.live.api.contract import (
     RESPONSES,
     Command,
     ComparisonCreate,
+    ObservationCreate,
     RunCreate,
     ScenarioPreview,
     ScenarioSave,
     component_schemas,
     parse,
 )
+from heartbeat_site.live.classroom import questions
 from heartbeat_site.live.errors import ApiError
-from simulation.lessons import builtin_drills, builtin_lessons
+from heartbeat_site.live.lookback import seek
+from heartbeat_site.live.models import Answer, Question, QuestionStatus, RunStatus
+from simulation import Simulation, load_scenario
+from simulation.lessons import builtin_drills, builtin_lessons, get_drill
 
-from .conftest import bearer, post_json, small_document
+from .conftest import bearer, post_json, reached_run, small_document
 
 pytestmark = [pytest.mark.django_db, pytest.mark.persistence]
 
@@ -58,6 +63,11 @@ EXAMPLES = [
     (Command, {"action": "focus"}, False),
     (Command, {"action": "focus", "tab": "settings"}, False),
     (Command, {}, False),
+    (ObservationCreate, {"server": "https://10.0.0.1:6443", "token": "abc", "nodeMonitorGracePeriod": "40s"}, True),
+    (ObservationCreate, {"kubeconfig": "apiVersion: v1", "nodeMonitorGracePeriod": 90}, True),
+    (ObservationCreate, {"token": "abc"}, False),
+    (ObservationCreate, {"server": "https://10.0.0.1:6443", "insecure": True}, False),
+    (ObservationCreate, {"server": 6443}, False),
 ]
 
 
@@ -135,3 +145,71 @@ def test_the_answers_are_as_the_served_document_says(api, served, dispatched, mo
     served_schema(served, "RecipeLink").validate(recipe.json())
     served_schema(served, "SavedScenario").validate(
         post_json(api, "/api/scenarios", {"document": small_document("contract-saved")}).json())
+
+
+FAULT = {"action": "stop-kubelet", "node": "node-2"}
+
+
+@pytest.fixture
+def finished_run(replays_here):
+    """A run that reached 120 virtual seconds, node-2's kubelet stopped at 30: its events, snapshots and audit
+    records are the simulation's, replayed."""
+    run = reached_run(120.0, RunStatus.FINISHED, FAULT, 30.0)
+    sim = Simulation(load_scenario(run.document), seed=run.seed)
+    sim.schedule_command(FAULT, 30.0)
+    run.last_seq = sim.run_until(run.duration)[-1].seq  # as its driver's end records it
+    run.save(update_fields=["last_seq"])
+    yield run
+    seek.forget(run.id)
+
+
+def test_a_real_runs_log_and_snapshots_are_as_the_served_document_says(api, served, finished_run):
+    """The events page, audit page, snapshot and command log of a run the simulation played hold the fields their
+    models list and no other."""
+    run = finished_run
+    events = api.get(f"/api/runs/{run.id}/events?limit=5000").json()
+    served_schema(served, "EventsPage").validate(events)
+    assert {"fault", "transition", "write"} <= {event["type"] for event in events["events"]}
+    filtered = api.get(f"/api/runs/{run.id}/events?types=transition&detail=nodes&limit=3").json()
+    served_schema(served, "EventsPage").validate(filtered)
+    assert filtered["has_more"] and len(filtered["events"]) == 3
+    audit = api.get(f"/api/runs/{run.id}/audit?limit=50").json()
+    served_schema(served, "AuditPage").validate(audit)
+    assert audit["records"][0]["record"]["kind"] == "Event"
+    for t in ("", "?t=45.5"):
+        snapshot = api.get(f"/api/runs/{run.id}/snapshot{t}").json()
+        served_schema(served, "RunSnapshot").validate(snapshot)
+        assert snapshot["snapshot"]["objects"]["nodes"] and snapshot["clock"]["paused"]
+    commands = api.get(f"/api/runs/{run.id}/commands").json()
+    served_schema(served, "CommandLog").validate(commands)
+    assert [(c["action"], c["at"]) for c in commands["commands"]] == [("stop-kubelet", 30.0)]
+
+
+def test_a_reports_every_kind_of_question_is_as_the_served_document_says(api, served, dispatched):
+    """A lesson's choice, number and order questions, open and revealed, and a drill's diagnosis."""
+    drill = get_drill("silent-node")
+    assert drill is not None
+    chain = ["unknown", "endpoints", "noexecute", "deleted"]
+    diagnosis = {"choice": questions.public_cause(drill, drill.answer), "node": drill.fault["node"]}
+    sessions = {
+        ("lesson", "two-heartbeats"): [("lease-interval", True, [{"value": 10.0}, {"value": 40.0}]),
+                                       ("next-write", False, [{"choice": "lease"}]),
+                                       ("report-interval", False, [])],
+        ("lesson", "cause-and-effect"): [("chain", False, [{"order": chain}])],
+        ("drill", drill.name): [(questions.DIAGNOSIS, False, [diagnosis, {**diagnosis, "node": "node-1"}])],
+    }
+    kinds = set()
+    for (source, name), asked in sessions.items():
+        started = post_json(api, "/api/runs", {source: name}).json()
+        for step, (qid, revealed, answers) in enumerate(asked, start=1):
+            question = Question.objects.create(
+                run_id=started["id"], qid=qid, step=step, asked_at=10.0 * step, revealed_at=10.0 * step + 2 if
+                revealed else None, status=QuestionStatus.REVEALED if revealed else QuestionStatus.OPEN)
+            for i, answer in enumerate(answers):
+                Answer.objects.create(question=question, viewer=f"v-{i}", nickname="ana" if i else "", **answer)
+        report = api.get(f"/api/runs/{started['id']}/report", **bearer(started["control_token"]))
+        assert report.status_code == 200, report.content
+        served_schema(served, "LessonReport").validate(report.json())
+        kinds |= {(q["kind"], q["status"], q["share_right"] is None) for q in report.json()["questions"]}
+    assert kinds == {("number", "revealed", False), ("choice", "open", False), ("number", "open", True),
+                     ("order", "open", False), ("diagnosis", "open", False)}

@@ -10,7 +10,7 @@ knows, and each operation's ``x-400-beyond-schema`` lists those 400s.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args
 
 from pydantic import (
@@ -30,6 +30,7 @@ from heartbeat_site.live.driving.pacing import MAX_SPEED, MIN_SPEED
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.runs.commands import CONTROL_ACTIONS, MAX_NODE_NAME, PANELS
 from heartbeat_site.live.runs.fields import json_type
+from heartbeat_site.observe.access import NO_SERVER
 from simulation import FAULT_ACTIONS
 
 REF = "#/components/schemas/{model}"
@@ -61,14 +62,16 @@ Overrides = Annotated[dict[str, Any], WithJsonSchema({
 })]
 
 
-def _absent_not_null(schema: dict[str, Any], model: type[BaseModel]) -> None:
-    """A request body's optional field may be left out, never null: its schema says the type alone."""
+def _absent_not_null(schema: dict[str, Any], model: type[BaseModel], optional_only: bool = False) -> None:
+    """A request body's optional field may be left out, never null: its schema says the type alone (and so does
+    a response's field that is left out rather than null, with ``optional_only``: a required one may be null)."""
     for name, part in schema.get("properties", {}).items():
         part.pop("title", None)
-        if part.get("default", False) is None:
+        optional = part.get("default", False) is None
+        if optional:
             del part["default"]
         branches = part.get("anyOf", [])
-        if {"type": "null"} in branches:
+        if {"type": "null"} in branches and (optional or not optional_only):
             rest = [branch for branch in branches if branch != {"type": "null"}]
             del part["anyOf"]
             schema["properties"][name] = {**(rest[0] if len(rest) == 1 else {"anyOf": rest}), **part}
@@ -147,6 +150,29 @@ class ScenarioPreview(Body):
 
     document: Document
     until: Duration | None = Field(None, description="virtual time to stop at (default 10m, at most 15m)")
+
+
+class ObservationCreate(Body):
+    """``POST /api/observations``: a real cluster to watch read-only (docs/observe.md), by its server or a
+    kubeconfig; a field given in the body wins over the kubeconfig's."""
+
+    server: str | None = Field(None, description="the API server's URL, e.g. https://10.0.0.1:6443")
+    token: str | None = Field(None, description="a bearer token with list and watch on nodes, leases in "
+                              "kube-node-lease, pods, endpointslices and events; held only in the observing worker's "
+                              "memory")
+    kubeconfig: str | None = Field(None, description="a kubeconfig (YAML): its current context's server, CA and token "
+                                   "(bearer tokens only)")
+    ca: str | None = Field(None, description="PEM CA certificates to verify the server with")
+    nodeMonitorGracePeriod: float | str | None = Field(
+        None, description='the cluster\'s --node-monitor-grace-period (90, "40s"), when known; else the version\'s '
+        "default is inferred")
+    together = {"anyOf": [{"required": ["server"]}, {"required": ["kubeconfig"]}]}
+
+    @model_validator(mode="after")
+    def _server_or_kubeconfig(self) -> ObservationCreate:
+        if self.server is None and self.kubeconfig is None:
+            raise PydanticCustomError("missing-field", NO_SERVER)
+        return self
 
 
 # Commands (docs/architecture.md §6.5), one model per kind, told apart by their action.
@@ -315,6 +341,139 @@ class CommandResult(BaseModel):
     clock: Clock | None = None
 
 
+class CommandLog(BaseModel):
+    """``GET /api/runs/<id>/commands``: every command of the run, in order."""
+
+    model_config = ConfigDict(extra="forbid")
+    commands: list[CommandResult]
+
+
+class Page(BaseModel):
+    """Where a page of a run's log stops: filters apply before the limit, so ``next_after`` says how far it read."""
+
+    model_config = ConfigDict(extra="forbid")
+    last_seq: int = Field(description="the run's last event")
+    next_after: int = Field(description="the after of the next page: the seq of the last event looked at")
+    has_more: bool = Field(description="whether the run has events past next_after")
+
+
+class EventsPage(Page):
+    """``GET /api/runs/<id>/events``: events with seq > after."""
+
+    events: list[Event]
+
+
+class AuditRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seq: int = Field(description="the write event's seq")
+    record: dict[str, Any] = Field(description="an audit.k8s.io/v1 Event (docs/architecture.md §5)")
+
+
+class AuditPage(Page):
+    """``GET /api/runs/<id>/audit``: the audit records of the write events with seq > after."""
+
+    records: list[AuditRecord]
+
+
+class RunSnapshot(BaseModel):
+    """``GET /api/runs/<id>/snapshot``: the websocket's snapshot body at t (docs/websocket-protocol.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+    last_seq: int
+    clock: Clock = Field(description="the clock standing at t, paused")
+    snapshot: dict[str, Any] = Field(description="the cluster's objects (node level for a large run; a drill's "
+                                     "cause hidden before its reveal)")
+
+
+class Reply(BaseModel):
+    """A part of a response whose optional fields are left out, never null (as a request body's)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=partial(_absent_not_null, optional_only=True))
+
+
+class Text(Reply):
+    en: str
+    zh: str
+
+
+class Choice(Reply):
+    id: str
+    text: Text
+
+
+class AnswerGiven(Reply):
+    """An answer as a viewer sends it: a choice (a diagnosis's with its node), a number or an order of items."""
+
+    choice: str | None = None
+    node: str | None = None
+    value: float | None = None
+    order: list[str] | None = None
+
+
+class ReportResponse(Reply):
+    viewer: int = Field(description="viewers are numbered by their first answer")
+    nickname: str | None = Field(description="the latest nickname the viewer gave (null: none)")
+    answer: AnswerGiven
+    text: Text = Field(description="the answer in words")
+    right: bool | None = Field(description="null while the run cannot tell")
+
+
+class ReportQuestion(Reply):
+    """A question asked, in its public form, with the right answer and the class's answers."""
+
+    id: str
+    kind: Literal["choice", "number", "order", "diagnosis"]
+    text: Text
+    choices: list[Choice] | None = None
+    items: list[Choice] | None = Field(None, description="an order question's items, never in the right order")
+    unit: str | None = None
+    tolerance: float | None = Field(None, description="a number question's: how far off an answer is still right")
+    step: int = Field(description="the index of the lesson step that asked it")
+    status: Literal["open", "revealed"]
+    asked_at: float = Field(description="virtual seconds")
+    revealed_at: float | None
+    correct: AnswerGiven | None = Field(description="as revealed, or while open as the lesson says; null: not known "
+                                        "yet (an order question before its events)")
+    correct_text: Text | None
+    answers: int
+    distribution: dict[str, int] = Field(description="the tally's counts")
+    distribution_nodes: dict[str, int] | None = Field(None, description="a diagnosis's counts per node")
+    right: int | None = Field(description="answers right (null: none of them can be judged yet)")
+    share_right: float | None = Field(description="of the answers that can be judged (null: none can)")
+    responses: list[ReportResponse]
+
+
+class ReportRun(Reply):
+    id: str
+    scenario: str
+    status: Literal["pending", "running", "finished", "idle", "failed"]
+    created_at: str = Field(json_schema_extra={"format": "date-time"})
+    ended_at: str | None = Field(json_schema_extra={"format": "date-time"})
+
+
+class Teaching(Reply):
+    kind: Literal["lesson", "drill"]
+    name: str
+    title: Text
+    position: int
+
+
+class ViewerScore(Reply):
+    viewer: int
+    nickname: str | None
+    answered: int
+    right: int
+
+
+class LessonReport(Reply):
+    """``GET /api/runs/<id>/report``: a lesson's or drill's questions and the class's answers, for its trainer."""
+
+    run: ReportRun
+    lesson: Teaching
+    questions: list[ReportQuestion]
+    viewers: list[ViewerScore]
+
+
 class ScenarioSummary(BaseModel):
     name: str
     title: dict[str, Any]
@@ -363,9 +522,11 @@ class Preview(BaseModel):
     summary: dict[str, Any] = Field(description="nodes by Ready, taints, pods at `until`")
 
 
-REQUESTS: tuple[type[BaseModel], ...] = (RunCreate, ComparisonCreate, ScenarioSave, ScenarioPreview, Command)
+REQUESTS: tuple[type[BaseModel], ...] = (RunCreate, ComparisonCreate, ScenarioSave, ScenarioPreview, Command,
+                                         ObservationCreate)
 RESPONSES: tuple[type[BaseModel], ...] = (Clock, Event, Run, SideRun, RunStarted, ComparisonStarted, SavedScenario,
-                                          RecipeLink, CommandResult, ScenarioSummary, Error, InvalidScenario, Preview)
+                                          RecipeLink, CommandResult, CommandLog, EventsPage, AuditPage, RunSnapshot,
+                                          LessonReport, ScenarioSummary, Error, InvalidScenario, Preview)
 
 
 class _ComponentSchemas(GenerateJsonSchema):

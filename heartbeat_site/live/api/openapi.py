@@ -43,6 +43,10 @@ def _json(schema: dict) -> dict:
     return {"application/json": {"schema": schema}}
 
 
+def _ref(model: str) -> dict:
+    return {"$ref": f"#/components/schemas/{model}"}
+
+
 def _ok(description: str, schema: dict, status: str = "200") -> dict:
     return {status: {"description": description, "content": _json(schema)}}
 
@@ -231,23 +235,7 @@ DOCUMENT: dict = {
             "post": {
                 "summary": "Watch a real cluster read-only, as a run (docs/observe.md); off unless the operator sets "
                 "HEARTBEAT_OBSERVE=1, and only the hosts in HEARTBEAT_OBSERVE_HOSTS",
-                "requestBody": {"required": True, "content": _json({
-                    "type": "object",
-                    "properties": {
-                        "server": {"type": "string", "description": "the API server's URL, e.g. https://10.0.0.1:6443"},
-                        "token": {"type": "string", "description": "a bearer token with list and watch on nodes, "
-                                  "leases in kube-node-lease, pods, endpointslices and events; held only in the "
-                                  "observing worker's memory"},
-                        "kubeconfig": {"type": "string", "description": "a kubeconfig (YAML): its current context's "
-                                       "server, CA and token (bearer tokens only)"},
-                        "ca": {"type": "string", "description": "PEM CA certificates to verify the server with"},
-                        "nodeMonitorGracePeriod": {"type": ["number", "string"], "description": "the cluster's "
-                                                   "--node-monitor-grace-period (90, \"40s\"), when known; else "
-                                                   "the version's default is inferred"},
-                    },
-                    "additionalProperties": False,
-                    "anyOf": [{"required": ["server"]}, {"required": ["kubeconfig"]}],
-                })},
+                "requestBody": {"required": True, "content": _json(_ref("ObservationCreate"))},
                 "x-400-beyond-schema": {
                     "bad-server": "the URL is not http(s) with a host, or carries a user, query or fragment",
                     "bad-token": "a token that is not one line of ASCII",
@@ -369,15 +357,7 @@ DOCUMENT: dict = {
                 "summary": "The run's command log, in order",
                 "parameters": [_RUN_ID],
                 "responses": {
-                    **_ok(
-                        "commands",
-                        {
-                            "type": "object",
-                            "properties": {
-                                "commands": {"type": "array", "items": {"$ref": "#/components/schemas/CommandResult"}}
-                            },
-                        },
-                    ),
+                    **_ok("commands", _ref("CommandLog")),
                     "404": _ERROR,
                 },
             },
@@ -426,19 +406,7 @@ DOCUMENT: dict = {
                     },
                 ],
                 "responses": {
-                    **_ok(
-                        "events with seq > after",
-                        {
-                            "type": "object",
-                            "properties": {
-                                "events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}},
-                                "last_seq": {"type": "integer"},
-                                "next_after": {"type": "integer"},
-                                "has_more": {"type": "boolean"},
-                            },
-                            "required": ["events", "last_seq"],
-                        },
-                    ),
+                    **_ok("events with seq > after", _ref("EventsPage")),
                     "400": _ERROR,
                     "404": _ERROR,
                 },
@@ -449,24 +417,7 @@ DOCUMENT: dict = {
                 "summary": "Page through the run's audit records (audit.k8s.io/v1 Events)",
                 "parameters": [_RUN_ID, _AFTER, _limit(500)],
                 "responses": {
-                    **_ok(
-                        "audit records of write events with seq > after",
-                        {
-                            "type": "object",
-                            "properties": {
-                                "records": {
-                                    "type": "array",
-                                    "items": {
-                                        "type": "object",
-                                        "properties": {"seq": {"type": "integer"}, "record": {"type": "object"}},
-                                    },
-                                },
-                                "last_seq": {"type": "integer"},
-                                "next_after": {"type": "integer"},
-                                "has_more": {"type": "boolean"},
-                            },
-                        },
-                    ),
+                    **_ok("audit records of write events with seq > after", _ref("AuditPage")),
                     "400": _ERROR,
                     "404": _ERROR,
                 },
@@ -489,15 +440,7 @@ DOCUMENT: dict = {
                     **_ok(
                         "the snapshot as the websocket sends it (node level for large runs; a drill's cause "
                         "hidden before its reveal) and the clock at t, paused",
-                        {
-                            "type": "object",
-                            "properties": {
-                                "last_seq": {"type": "integer"},
-                                "clock": {"$ref": "#/components/schemas/Clock"},
-                                "snapshot": {"type": "object"},
-                            },
-                            "required": ["last_seq", "clock", "snapshot"],
-                        },
+                        _ref("RunSnapshot"),
                     ),
                     "400": _ERROR,
                     "404": _ERROR,
@@ -543,31 +486,7 @@ DOCUMENT: dict = {
                     "200": {
                         "description": "the report",
                         "content": {
-                            "application/json": {"schema": {
-                                "type": "object",
-                                "properties": {
-                                    "run": {"type": "object"},
-                                    "lesson": {"type": "object", "description": "kind lesson or drill, name, title"},
-                                    "questions": {"type": "array", "items": {
-                                        "type": "object",
-                                        "properties": {
-                                            "id": {"type": "string"}, "kind": {"type": "string"},
-                                            "text": {"type": "object"},
-                                            "status": {"enum": ["open", "revealed"]},
-                                            "correct": {"type": ["object", "null"]},
-                                            "answers": {"type": "integer"},
-                                            "distribution": {"type": "object"},
-                                            "right": {"type": ["integer", "null"]},
-                                            "share_right": {"type": ["number", "null"]},
-                                            "responses": {"type": "array", "items": {"type": "object"}},
-                                        },
-                                        "required": ["id", "kind", "text", "status", "answers", "distribution",
-                                                     "share_right", "responses"],
-                                    }},
-                                    "viewers": {"type": "array", "items": {"type": "object"}},
-                                },
-                                "required": ["run", "lesson", "questions", "viewers"],
-                            }},
+                            "application/json": {"schema": _ref("LessonReport")},
                             "text/csv": {"schema": {"type": "string"}},
                         },
                     },
