@@ -2,6 +2,10 @@
 
 import pytest
 
+from heartbeat_site.live.errors import ApiError
+from heartbeat_site.live.models import Run, RunKind
+from heartbeat_site.live.runs import commands
+
 from .conftest import bearer, post_json, small_document
 
 pytestmark = [pytest.mark.django_db, pytest.mark.persistence]
@@ -111,12 +115,25 @@ def test_bad_query_parameters(api, new_run):
         ({"action": "speed", "value": 0}, "between 0.1 and 100"),
         ({"action": "speed", "value": "10"}, "must be a number"),
         ({"action": "pause", "extra": 1}, "unknown field(s) extra"),
+        ({"action": "stop", "extra": 1}, "stop command: unknown field(s) extra; allowed: action"),
     ],
 )
 def test_bad_commands(api, new_run, command, fragment):
     _, run_id, token = new_run()
     response = post_json(api, f"/api/runs/{run_id}/commands", command, **bearer(token))
     assert_json_error(response, 400, fragment)
+    with pytest.raises(ApiError) as intake:  # what the Kubernetes API's writes hand in: read by the same model
+        commands.submit(Run.objects.get(pk=run_id), command)
+    assert (intake.value.status, intake.value.code, intake.value.message) == (400, *map(response.json().get,
+                                                                                       ("error", "message")))
+
+
+def test_a_real_clusters_run_takes_a_well_formed_stop_alone(api, new_run):
+    _, run_id, token = new_run()
+    Run.objects.filter(pk=run_id).update(kind=RunKind.OBSERVATION)
+    for command, code in (({"action": "pause"}, "not-simulated"), ({"action": "stop", "now": True}, "unknown-field")):
+        response = post_json(api, f"/api/runs/{run_id}/commands", command, **bearer(token))
+        assert (response.status_code, response.json()["error"]) == (400, code)
 
 
 def test_command_on_unknown_run(api):

@@ -1,37 +1,27 @@
 """The API's bodies as pydantic models: what a request may hold, what a response holds.
 
 The OpenAPI document's ``components/schemas`` are generated from these models (:func:`component_schemas`, served
-by openapi.py), and the views read their request bodies with :func:`parse`, so that the document says what the code
-checks and cannot drift from it. A refused body is a 400 of the API's error shape (errors.py), its message in words
-naming the field, e.g. ``speed: must be between 0.1 and 100, got 0``, with every problem in ``errors``. What a
-schema cannot say (a node the run does not have, one field against another) is checked after, by the code that
-knows, and each operation's ``x-400-beyond-schema`` lists those 400s.
+by openapi.py), and the views read their request bodies with :func:`parse` (runs/fields.py), so that the document
+says what the code checks and cannot drift from it. A refused body is a 400 of the API's error shape (errors.py),
+its message in words naming the field, e.g. ``speed: must be between 0.1 and 100, got 0``, with every problem in
+``errors``. What a schema cannot say (a node the run does not have, one field against another) is checked after,
+by the code that knows, and each operation's ``x-400-beyond-schema`` lists those 400s. A command's models are
+runs/commands.py's, which reads every command with them, from the API or from the Kubernetes API's writes.
 """
 
 from __future__ import annotations
 
 from functools import cache, partial
-from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args
+from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    RootModel,
-    ValidationError,
-    WithJsonSchema,
-    model_validator,
-)
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic.json_schema import models_json_schema
 from pydantic_core import PydanticCustomError
 
-from heartbeat_site.live.driving.pacing import MAX_SPEED, MIN_SPEED
-from heartbeat_site.live.errors import ApiError
-from heartbeat_site.live.runs.commands import CONTROL_ACTIONS, MAX_NODE_NAME, PANELS
-from heartbeat_site.live.runs.fields import json_type
+from heartbeat_site.live.runs.command_bodies import Command, Speed
+from heartbeat_site.live.runs.fields import Body, ComponentSchemas, absent_not_null
+from heartbeat_site.live.runs.fields import parse as parse  # the views read their bodies with it
 from heartbeat_site.observe.access import NO_SERVER
-from simulation import FAULT_ACTIONS
 
 REF = "#/components/schemas/{model}"
 MAX_SEED = 2**63 - 1  # a seed is a signed 64-bit integer, as the scenario document's
@@ -41,7 +31,6 @@ MAX_SEED = 2**63 - 1  # a seed is a signed 64-bit integer, as the scenario docum
 Document = Annotated[dict[str, Any], WithJsonSchema({"$ref": REF.format(model="Scenario")})]
 # a duration is read as the scenario's are (simulation/clock.py parse_duration), by the view, naming the field
 Duration = Annotated[Any, WithJsonSchema({"$ref": REF.format(model="ScenarioDuration")})]
-Speed = Annotated[float, Field(ge=MIN_SPEED, le=MAX_SPEED, description="virtual seconds per wall second")]
 
 
 def _whole(value: object) -> object:
@@ -60,31 +49,6 @@ Overrides = Annotated[dict[str, Any], WithJsonSchema({
     "propertyNames": {"pattern": r"^(kubernetesVersion|cluster\.nodes|(controllerManager|kubelet|apiServer)\.[A-Za-z]+"
                                  r"|workloads\.[a-z0-9-]+\.(tolerations|tolerationSeconds)|zones\.[a-z0-9-]+\.nodes)$"},
 })]
-
-
-def _absent_not_null(schema: dict[str, Any], model: type[BaseModel], optional_only: bool = False) -> None:
-    """A request body's optional field may be left out, never null: its schema says the type alone (and so does
-    a response's field that is left out rather than null, with ``optional_only``: a required one may be null)."""
-    for name, part in schema.get("properties", {}).items():
-        part.pop("title", None)
-        optional = part.get("default", False) is None
-        if optional:
-            del part["default"]
-        branches = part.get("anyOf", [])
-        if {"type": "null"} in branches and (optional or not optional_only):
-            rest = [branch for branch in branches if branch != {"type": "null"}]
-            del part["anyOf"]
-            schema["properties"][name] = {**(rest[0] if len(rest) == 1 else {"anyOf": rest}), **part}
-    schema.update(getattr(model, "together", {}))
-
-
-class Body(BaseModel):
-    """A request body: no field beyond the model's, no conversion (``"5"`` is no number), no null for a field
-    left out (:func:`parse`)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_absent_not_null)
-    # which fields go together, in the schema's words (oneOf, anyOf); the model's validator checks it
-    together: ClassVar[dict[str, Any]] = {}
 
 
 class StartFields(Body):
@@ -173,58 +137,6 @@ class ObservationCreate(Body):
         if self.server is None and self.kubeconfig is None:
             raise PydanticCustomError("missing-field", NO_SERVER)
         return self
-
-
-# Commands (docs/architecture.md §6.5), one model per kind, told apart by their action.
-class SpeedCommand(Body):
-    action: Literal["speed"]
-    value: Speed
-
-
-class ControlCommand(Body):
-    """pause, resume, step, stop (ends the run), reveal and next (a lesson's or drill's)."""
-
-    action: Literal[tuple(a for a in CONTROL_ACTIONS if a != "speed")]  # type: ignore[valid-type]
-
-
-class FaultCommand(Body):
-    """A fault from the simulation's vocabulary with the fields of the scenario document's faults but ``at``, e.g.
-    ``{"action": "stop-kubelet", "node": "node-2", "for": "2m"}``: the simulation checks them against the run."""
-
-    model_config = ConfigDict(extra="allow")
-    action: Literal[FAULT_ACTIONS]  # type: ignore[valid-type]
-
-
-class FollowCommand(Body):
-    """Viewers' pages follow the trainer's focus (or stop)."""
-
-    action: Literal["follow"]
-    on: bool = Field(description="whether viewers' pages follow the trainer's")
-
-
-class FocusCommand(Body):
-    """The node and panel the trainer looks at, for the viewers who follow."""
-
-    action: Literal["focus"]
-    node: str | None = Field(None, min_length=1, max_length=MAX_NODE_NAME)
-    tab: Literal[PANELS] | None = None  # type: ignore[valid-type]
-    together = {"anyOf": [{"required": ["node"]}, {"required": ["tab"]}]}
-
-    @model_validator(mode="after")
-    def _node_or_tab(self) -> FocusCommand:
-        if self.node is None and self.tab is None:
-            raise PydanticCustomError("missing-field", 'a focus command needs "node", "tab" or both')
-        return self
-
-
-COMMANDS = (SpeedCommand, ControlCommand, FaultCommand, FollowCommand, FocusCommand)
-
-
-class Command(RootModel[Annotated[SpeedCommand | ControlCommand | FaultCommand | FollowCommand | FocusCommand,
-                                  Field(discriminator="action")]]):
-    """A command for a run or both sides of a comparison: a fault, pacing, a lesson's step, or follow and focus."""
-
-    model_config = ConfigDict(strict=True)
 
 
 # Responses: what the views answer; schemathesis checks every answer against these (tests/web/test_api_fuzz.py).
@@ -388,7 +300,7 @@ class RunSnapshot(BaseModel):
 class Reply(BaseModel):
     """A part of a response whose optional fields are left out, never null (as a request body's)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=partial(_absent_not_null, optional_only=True))
+    model_config = ConfigDict(extra="forbid", json_schema_extra=partial(absent_not_null, optional_only=True))
 
 
 class Text(Reply):
@@ -529,106 +441,9 @@ RESPONSES: tuple[type[BaseModel], ...] = (Clock, Event, Run, SideRun, RunStarted
                                           LessonReport, ScenarioSummary, Error, InvalidScenario, Preview)
 
 
-class _ComponentSchemas(GenerateJsonSchema):
-    """pydantic's JSON Schemas, less a title for each field (its name says it), with references to the scenario's
-    parts, which are not models, left as they are."""
-
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
-
-    def handle_ref_overrides(self, json_schema: JsonSchemaValue) -> JsonSchemaValue:
-        if json_schema.get("$ref") not in self.json_to_defs_refs:
-            return json_schema
-        return super().handle_ref_overrides(json_schema)
-
-
 @cache
 def component_schemas() -> dict[str, Any]:
     """The JSON Schemas of every model, by name, their references into ``#/components/schemas``."""
     _, schemas = models_json_schema([(model, "validation") for model in (*REQUESTS, *RESPONSES)], ref_template=REF,
-                                    schema_generator=_ComponentSchemas)
+                                    schema_generator=ComponentSchemas)
     return schemas["$defs"]
-
-
-M = TypeVar("M", bound=BaseModel)
-
-_TYPE_WORDS = {"float_type": "a number", "int_type": "a whole number", "bool_type": "true or false",
-               "string_type": "a string", "dict_type": "a JSON object", "model_type": "a JSON object",
-               "model_attributes_type": "a JSON object", "list_type": "an array"}
-_RANGES = ("greater_than_equal", "less_than_equal", "greater_than", "less_than")
-
-
-def parse(model: type[M], body: object) -> M:
-    """``body`` read by ``model``, or a 400 whose message names the (first) field and says what is wrong in words;
-    ``errors`` lists every problem, by field."""
-    nulls = sorted(key for key, value in body.items() if value is None) if isinstance(body, dict) else []
-    try:
-        if nulls:  # an optional field is None in the model when left out; sent, it must have a value
-            raise ApiError(400, "wrong-type", f"{nulls[0]}: must not be null; leave the field out",
-                           errors=[{"field": key, "message": "must not be null"} for key in nulls])
-        return model.model_validate(body)
-    except ValidationError as exc:
-        problems = _problems(model, exc)
-    code, field, message = problems[0]
-    raise ApiError(400, code, f"{field}: {message}" if field else message,
-                   errors=[{"field": field, "message": message} for _code, field, message in problems])
-
-
-def _problems(model: type[BaseModel], exc: ValidationError) -> list[tuple[str, str, str]]:
-    """(error code, field, message in words) of each problem, the unknown fields of one object together."""
-    problems: list[tuple[str, str, str]] = []
-    unknown: dict[tuple, list[str]] = {}
-    for error in exc.errors(include_url=False):
-        kind, loc, given = error["type"], error["loc"], error.get("input")
-        if model is Command and loc:  # a command's location starts with its action: "speed", "value"
-            loc = loc[1:]
-        field = ".".join(str(part) for part in loc)
-        if kind == "extra_forbidden":
-            unknown.setdefault(loc[:-1], []).append(str(loc[-1]))
-        elif kind in ("union_tag_not_found", "union_tag_invalid"):
-            problems.append(_action_problem(body_action=given))
-        elif kind == "missing":
-            problems.append(("missing-field", field, "is required"))
-        elif kind in _TYPE_WORDS:
-            problems.append(("wrong-type", field, f"must be {_TYPE_WORDS[kind]}, got {json_type(given)}"))
-        elif kind in _RANGES:
-            problems.append(("out-of-range", field, _range_words(_model_at(model, exc), loc, given)))
-        elif kind == "literal_error":
-            problems.append((f"unknown-{loc[-1]}", field, f"{given!r} is not one of {error['ctx']['expected']}"))
-        elif kind in ("string_too_short", "string_too_long"):
-            problems.append(("out-of-range", field, error["msg"].replace("String should", "must").lower()))
-        else:  # ours (PydanticCustomError): the code is its type, the message is in words already
-            problems.append((kind, field, error["msg"]))
-    for where, names in unknown.items():
-        allowed = sorted(_model_at(model, exc).model_fields)
-        what = ".".join(map(str, where)) or "body"
-        if model is Command:
-            what = f"{get_args(_model_at(model, exc).model_fields['action'].annotation)[0]} command"
-        problems.insert(0, ("unknown-field", "", f"{what}: unknown field(s) {', '.join(sorted(names))}; allowed: "
-                            f"{', '.join(allowed)}"))
-    return problems
-
-
-def _action_problem(body_action: object) -> tuple[str, str, str]:
-    action = body_action.get("action") if isinstance(body_action, dict) else None
-    if not isinstance(action, str):
-        return ("missing-action", "action",
-                'a command needs an "action" string, e.g. {"action": "stop-kubelet", "node": "node-2"}')
-    known = ", ".join((*CONTROL_ACTIONS, *FAULT_ACTIONS, "follow", "focus"))
-    return ("unknown-action", "action", f"unknown action {action!r}; known actions: {known}")
-
-
-def _model_at(model: type[BaseModel], exc: ValidationError) -> type[BaseModel]:
-    """The model that read the body: ``model``, or for a command the model of its action."""
-    if model is not Command:
-        return model
-    action = exc.errors()[0]["loc"][0]
-    return next(kind for kind in COMMANDS if action in get_args(kind.model_fields["action"].annotation))
-
-
-def _range_words(model: type[BaseModel], loc: tuple, given: object) -> str:
-    """``must be between 0.1 and 100, got 0``: the bounds are those the model's schema says."""
-    schema = component_schemas()[model.__name__]["properties"][str(loc[-1])]
-    low, high = (f"{bound:g}" if isinstance(bound, float) else str(bound)
-                 for bound in (schema.get("minimum"), schema.get("maximum")))
-    return f"must be between {low} and {high}, got {given!r}"

@@ -10,44 +10,17 @@ import redis
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from pydantic import BaseModel
 
 from heartbeat_site.live import redis_client
 from heartbeat_site.live.delivery import frames, publisher
-from heartbeat_site.live.driving.pacing import MAX_SPEED, MIN_SPEED
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.models import Command, CommandKind, CommandStatus, Run
-from heartbeat_site.live.runs.fields import number_field, reject_unknown_keys
+from heartbeat_site.live.runs.command_bodies import FOLLOW_ACTIONS, FaultCommand, FocusCommand
+from heartbeat_site.live.runs.command_bodies import Command as CommandBody
+from heartbeat_site.live.runs.fields import parse
 from heartbeat_site.live.runstore import command_inbox, run_state
-from simulation import FAULT_ACTIONS, CommandError, load_scenario, validate_command
-from simulation.lessons.documents import TABS
-
-# reveal, next: lessons and drills; stop: the trainer ends the run (status finished)
-CONTROL_ACTIONS = ("pause", "resume", "speed", "step", "reveal", "next", "stop")
-# "Viewers follow me": the trainer's page says where it looks (a node, a panel); the web process dates and
-# broadcasts these itself, since they change nothing in the simulation (docs/websocket-protocol.md, "follow").
-FOLLOW_ACTIONS = ("follow", "focus")
-# The panels a trainer's page can turn to: a lesson step's tabs (simulation/lessons/documents.py) and the side
-# panel's "diagrams" (templates/pages/run.html, data-tab).
-PANELS = (*TABS, "diagrams")
-MAX_NODE_NAME = 253  # a Kubernetes object name
-
-
-def follow_payload(run: Run, body: dict) -> dict:
-    """``{"action": "follow", "on": bool}`` or ``{"action": "focus", "node"?, "tab"?}``, or a 400 naming the field."""
-    if body["action"] == "follow":
-        reject_unknown_keys(body, {"action", "on"}, where="follow command")
-        if not isinstance(body.get("on"), bool):
-            raise ApiError(400, "missing-field", 'on: the follow command needs "on": true or false')
-        return {"action": "follow", "on": body["on"]}
-    reject_unknown_keys(body, {"action", "node", "tab"}, where="focus command")
-    node, tab = body.get("node"), body.get("tab")
-    if node is not None and not (isinstance(node, str) and node in run_nodes(run)):
-        raise ApiError(400, "unknown-node", f"node: no node named {node!r} in this run")
-    if tab is not None and tab not in PANELS:
-        raise ApiError(400, "unknown-tab", f"tab: no panel named {tab!r}; one of {', '.join(PANELS)}")
-    if node is None and tab is None:
-        raise ApiError(400, "missing-field", 'a focus command needs "node", "tab" or both')
-    return {key: value for key, value in (("action", "focus"), ("node", node), ("tab", tab)) if value is not None}
+from simulation import CommandError, load_scenario, validate_command
 
 
 def run_nodes(run: Run) -> set[str]:
@@ -58,33 +31,30 @@ def run_nodes(run: Run) -> set[str]:
     return {name for name, _zone in scenario.nodes} | scripted | {payload["name"] for payload in created}
 
 
-def normalise(run: Run, body: dict) -> tuple[str, str, dict]:
-    """(kind, action, payload) for a command body, or a 400 that names the problem."""
-    action = body.get("action")
-    if not isinstance(action, str):
-        raise ApiError(
-            400,
-            "missing-action",
-            'a command needs an "action" string, e.g. {"action": "stop-kubelet", "node": "node-2"}',
-        )
-    if action in FOLLOW_ACTIONS:
-        return CommandKind.CONTROL, action, follow_payload(run, body)
-    if action in CONTROL_ACTIONS:
-        if action == "speed":
-            reject_unknown_keys(body, {"action", "value"}, where="speed command")
-            if "value" not in body:
-                raise ApiError(
-                    400,
-                    "missing-field",
-                    f"value: the speed command needs a value between {MIN_SPEED:g} and {MAX_SPEED:g}",
-                )
-            value = number_field(body, "value", minimum=MIN_SPEED, maximum=MAX_SPEED)
-            return CommandKind.CONTROL, action, {"action": action, "value": value}
-        reject_unknown_keys(body, {"action"}, where=f"{action} command")
-        return CommandKind.CONTROL, action, {"action": action}
-    if action not in FAULT_ACTIONS:
-        known = ", ".join((*CONTROL_ACTIONS, *FAULT_ACTIONS))
-        raise ApiError(400, "unknown-action", f"action: unknown action {action!r}; known actions: {known}")
+def normalise(run: Run, body: object) -> tuple[str, str, dict]:
+    """(kind, action, payload) for a command body, or a 400 that names the problem: its form as its model reads it
+    (:func:`read`), then what this run can take (:func:`for_run`)."""
+    return for_run(run, read(body))
+
+
+def read(body: object) -> BaseModel:
+    """The command a body holds, read by its model, or a 400 naming the field: the one check of its form."""
+    return parse(CommandBody, body).root
+
+
+def for_run(run: Run, command: BaseModel) -> tuple[str, str, dict]:
+    """(kind, action, payload) of a command read by :func:`read`, or a 400 when this run cannot take it: a real
+    cluster's takes only stop, a focus names one of its nodes, a fault must fit its scenario."""
+    body = command.model_dump(exclude_unset=True)  # as sent, a speed's value a float
+    action = body["action"]
+    if not run.simulated and action != "stop":
+        raise ApiError(400, "not-simulated",
+                       f"action: a {run.kind} shows a real cluster; it takes no faults, pacing or follow commands, "
+                       'only {"action": "stop"}')
+    if isinstance(command, FocusCommand) and command.node is not None and command.node not in run_nodes(run):
+        raise ApiError(400, "unknown-node", f"node: no node named {command.node!r} in this run")
+    if not isinstance(command, FaultCommand):
+        return CommandKind.CONTROL, action, body
     try:
         payload = validate_command(body, load_scenario(run.document))
     except CommandError as exc:
@@ -104,7 +74,7 @@ def persist(run: Run, kind: str, action: str, payload: dict) -> Command:
     raise ApiError(409, "busy", "too many concurrent commands for this run; retry")
 
 
-def submit(run: Run, body: dict) -> tuple[Command, dict | None]:
+def submit(run: Run, body: object) -> tuple[Command, dict | None]:
     """Persist a command and wait (bounded) for the driver to give it its virtual time.
 
     All or nothing: with Redis away the command is refused before it is persisted, and if

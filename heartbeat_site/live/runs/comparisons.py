@@ -34,11 +34,12 @@ def side_documents(document: dict, overrides: dict) -> tuple:
         raise ApiError(400, "invalid-overrides", f"invalid comparison settings: {exc}", errors=errors) from None
 
 
-def submit(comparison: Comparison, body: dict) -> tuple[list[Command], list[dict | None]]:
+def submit(comparison: Comparison, body: object) -> tuple[list[Command], list[dict | None]]:
     """A command for both sides: checked against each (a node only one side has is refused), stored on both in
     one transaction, and each half's ack from the driver (None when it did not answer in time)."""
     runs = comparison.sides()
-    normalised = [commands.normalise(run, body) for run in runs]
+    command = commands.read(body)  # its form, once; then whether each side can take it
+    normalised = [commands.for_run(run, command) for run in runs]
     for run in runs:
         if not run.is_active:
             raise ApiError(409, "run-ended",
