@@ -23,19 +23,25 @@ function controlToken(runId) {
   return match ? decodeURIComponent(match[1]) : sessionStorage.getItem(`heartbeat-control-${runId}`);
 }
 
-/** The lines in the "Your own kubectl" box of the run page, their copy buttons, and the API warmed once it shows. */
-export function showOwnKubectl() {
-  show();
-  warmWhenSeen();
+/**
+ * The lines in the "Your own kubectl" box of the run page, their copy buttons, and the API warmed once it shows.
+ * @param {{run: string}} config  the page's run-config
+ */
+export function showOwnKubectl(config) {
+  const box = document.getElementById("own-kubectl");
+  if (!box) return;
+  show(box, config.run);
+  warmWhenSeen(box, config.run);
 }
 
-function show() {
-  const box = document.getElementById("own-kubectl");
-  const config = JSON.parse(document.getElementById("run-config")?.textContent ?? "{}");
-  if (!box || !config.run) return;
-  const lines = kubectlLines(siteOrigin(), config.run, controlToken(config.run));
+/**
+ * @param {HTMLElement} box
+ * @param {string} runId
+ */
+function show(box, runId) {
+  const lines = kubectlLines(siteOrigin(), runId, controlToken(runId));
   box.querySelector("[data-line=watch]").textContent = lines.watch;
-  box.querySelector("a[data-kubeconfig]").setAttribute("href", `/api/runs/${config.run}/kubeconfig`);
+  box.querySelector("a[data-kubeconfig]").setAttribute("href", `/api/runs/${runId}/kubeconfig`);
   const control = box.querySelector("[data-line=control]");
   if (lines.control) {
     control.textContent = lines.control;
@@ -57,15 +63,15 @@ async function copyLine(button, line) {
  * namespace: a class opening the tab at once costs the server little once the objects are there): the server
  * then gets the run's objects (a 5,000-node run's take seconds, from its driver) and keeps them current
  * while the learner copies the line, so their first command is answered from memory.
+ * @param {HTMLElement} box
+ * @param {string} runId
  */
-function warmWhenSeen() {
-  const box = document.getElementById("own-kubectl");
-  const config = JSON.parse(document.getElementById("run-config")?.textContent ?? "{}");
-  if (!box || !config.run || typeof IntersectionObserver === "undefined") return;
+function warmWhenSeen(box, runId) {
+  if (typeof IntersectionObserver === "undefined") return;
   const observer = new IntersectionObserver((entries) => {
     if (!entries.some((entry) => entry.isIntersecting)) return;
     observer.disconnect();
-    fetch(`/k8s/runs/${config.run}/api/v1/namespaces/default`, { priority: "low" }).catch(() => {});
+    fetch(`/k8s/runs/${runId}/api/v1/namespaces/default`, { priority: "low" }).catch(() => {});
   });
   observer.observe(box);
 }

@@ -13,7 +13,7 @@ import { shareRoom } from "#js/share-room.js";
 const config = readJson("run-config");
 if (config) {
   watchRunEnd(config);
-  showOwnKubectl();
+  showOwnKubectl(config);
   shareRoom(config);
   // Not in the task that evaluated the page's modules.
   nextTask().then(() => {
