@@ -3,6 +3,8 @@ request body is judged alike by the document and by the model the view reads it 
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from jsonschema import Draft202012Validator
 
@@ -19,13 +21,18 @@ from heartbeat_site.live.api.contract import (
     parse,
 )
 from heartbeat_site.live.classroom import questions
+from heartbeat_site.live.driving.comparison_driver import ComparisonDriver
 from heartbeat_site.live.errors import ApiError
 from heartbeat_site.live.lookback import seek
 from heartbeat_site.live.models import Answer, Question, QuestionStatus, RunStatus
+from heartbeat_site.live.redis_client import get_redis
+from heartbeat_site.live.runs.saved_scenarios import load_builtins
+from heartbeat_site.live.runstore import activity
 from simulation import Simulation, load_scenario
 from simulation.lessons import builtin_drills, builtin_lessons, get_drill
 
 from .conftest import bearer, post_json, reached_run, small_document
+from .test_observe import fake_cluster
 
 pytestmark = [pytest.mark.django_db, pytest.mark.persistence]
 
@@ -213,3 +220,77 @@ def test_a_reports_every_kind_of_question_is_as_the_served_document_says(api, se
         kinds |= {(q["kind"], q["status"], q["share_right"] is None) for q in report.json()["questions"]}
     assert kinds == {("number", "revealed", False), ("choice", "open", False), ("number", "open", True),
                      ("order", "open", False), ("diagnosis", "open", False)}
+
+
+def test_the_lists_and_a_validated_document_are_as_the_served_document_says(api, served):
+    load_builtins()
+    post_json(api, "/api/scenarios", {"document": small_document("contract-listed")})
+    scenarios = api.get("/api/scenarios").json()
+    served_schema(served, "ScenarioList").validate(scenarios)
+    assert {("kubelet-crash", True), ("contract-listed", False)} <= {(s["name"], s["builtin"])
+                                                                    for s in scenarios["scenarios"]}
+    for body in (small_document(), {"document": small_document()}):  # the document, bare or wrapped
+        validated = post_json(api, "/api/scenarios/validate", body)
+        assert validated.status_code == 200, validated.content
+        served_schema(served, "ScenarioValidated").validate(validated.json())
+        assert validated.json()["node_count"] == 3
+    lessons = api.get("/api/lessons").json()
+    served_schema(served, "Lessons").validate(lessons)
+    assert [lesson["name"] for lesson in lessons["lessons"]] == [lesson.name for lesson in builtin_lessons()]
+    assert any(lesson["comparison"] for lesson in lessons["lessons"])
+    assert {q["kind"] for lesson in lessons["lessons"] for q in lesson["questions"]} == {"choice", "number", "order"}
+    drills = api.get("/api/drills").json()
+    served_schema(served, "Drills").validate(drills)
+    assert [drill["name"] for drill in drills["drills"]] == [drill.name for drill in builtin_drills()]
+
+
+def test_an_observation_and_an_audit_replay_start_as_the_served_document_says(api, served, dispatched, settings,
+                                                                               finished_run):
+    """The 201 of a real cluster watched (a fake API server's empty lists) and of a run's own audit log replayed."""
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "OBSERVE": True, "OBSERVE_HOSTS": ["127.0.0.1"]}
+    with fake_cluster() as server:
+        observed = post_json(api, "/api/observations", {"server": server, "token": "contract-token"})
+    assert observed.status_code == 201, observed.content
+    served_schema(served, "ObservationStarted").validate(observed.json())
+    assert observed.json()["run"]["kind"] == "observation"
+    log = api.get(f"/api/runs/{finished_run.id}/export/audit.jsonl").content
+    replayed = api.post("/api/audit-replays", log, content_type="application/jsonl")
+    assert replayed.status_code == 201, replayed.content
+    served_schema(served, "AuditReplayed").validate(replayed.json())
+    assert replayed.json()["events"] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_comparisons_commands_and_strip_are_as_the_served_document_says(api, served, monkeypatch, settings):
+    """A command no driver took yet (pending), one the comparison's driver applied, and the comparison with its
+    strip of differences as the driver (in this process) left it at the end."""
+    monkeypatch.setattr("heartbeat_site.live.api.comparisons.start_driver", lambda run: None)
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "LEASE_TTL": 1.0, "FRAME_INTERVAL": 0.05}
+    started = post_json(api, "/api/comparisons", {"document": {**small_document(), "duration": "3m"}, "speed": 100,
+                                                  "b": {"kubernetesVersion": "1.31"}}).json()
+    url, token = f"/api/comparisons/{started['id']}", bearer(started["control_token"])
+    pending = post_json(api, f"{url}/commands", {"action": "speed", "value": 100}, **token)
+    assert (pending.status_code, pending.json()["status"]) == (202, "pending"), pending.content
+    served_schema(served, "ComparisonCommandResult").validate(pending.json())
+    settings.HEARTBEAT = {**settings.HEARTBEAT, "COMMAND_ACK_SECONDS": 30.0}  # the answer awaits the driver's ack
+    try:
+        driver = ComparisonDriver(started["id"])
+        thread = threading.Thread(target=driver.drive, daemon=True)
+        thread.start()
+        applied = post_json(api, f"{url}/commands", {"action": "stop-kubelet", "node": "node-2"}, **token)
+        assert (applied.status_code, applied.json()["status"]) == (202, "applied"), applied.content
+        served_schema(served, "ComparisonCommandResult").validate(applied.json())
+        thread.join(60)
+        detail = api.get(url).json()
+        served_schema(served, "ComparisonDetail").validate(detail)
+        assert not thread.is_alive() and detail["comparison"]["final"]
+        assert "fault: stop-kubelet node-2" in {row["label"] for row in detail["comparison"]["rows"]}
+    finally:
+        driver.stop.set()
+        client = get_redis()
+        for key in client.keys(f"hb:cmp:{{{started['id']}}}:*"):
+            client.delete(key)
+        for run in started["runs"]:
+            client.srem(activity.ACTIVE_RUNS, run["id"])
+            for key in client.keys(f"hb:run:{{{run['id']}}}:*"):
+                client.delete(key)

@@ -156,6 +156,22 @@ class Event(BaseModel):
     type: str
 
 
+class WatchedCluster(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    server: str = Field(description="the API server's URL (audit.k8s.io/v1: a replayed audit log)")
+    nodeMonitorGracePeriod: float | None = Field(None, description="seconds, as the trainer stated it (null: the "
+                                                 "version's default)")
+
+
+class ObservedDocument(BaseModel):
+    """What a real cluster's run keeps in place of a scenario document (docs/observe.md): never a credential."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: Literal["observation", "audit-replay"]
+    title: dict[str, Any]
+    observation: WatchedCluster
+
+
 class Run(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: str
@@ -170,7 +186,9 @@ class Run(BaseModel):
     duration: float
     status: Literal["pending", "running", "finished", "idle", "failed"]
     end_reason: str = Field(description="why it ended, e.g. stopped by the trainer")
-    document: Document | None = Field(description="the run's scenario document (null for a drill until its reveal)")
+    document: Document | ObservedDocument | None = Field(
+        description="the run's scenario document (null for a drill until its reveal); a real cluster's: what it "
+        "watches")
     clock: Clock
     last_seq: int
     viewers: int | None = Field(description="viewers connected now (null: Redis cannot be reached)")
@@ -202,6 +220,26 @@ class RunStarted(BaseModel):
     ws_url: str
     control_token: str
     run: Run
+
+
+class ObservationStarted(RunStarted):
+    """``POST /api/observations``: as a run's start, the token ending the observation (``{"action": "stop"}``)."""
+
+    kind: Literal["observation"]
+
+
+class AuditReplayed(BaseModel):
+    """``POST /api/audit-replays``: the ended run the log made, and what the log held."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    kind: Literal["audit-replay"]
+    url: str = Field(description="the run page")
+    ws_url: str
+    events: int = Field(description="events the log made")
+    skipped: int = Field(description="lines left out")
+    skipped_by_reason: dict[str, int] = Field(description="lines left out by why: malformed, not-audit-events, "
+                                              "other-stages, reads, other-resources, failed-writes")
 
 
 class ComparisonStarted(BaseModel):
@@ -258,6 +296,70 @@ class CommandLog(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     commands: list[CommandResult]
+
+
+class SideCommand(CommandResult):
+    """One side's command of a comparison's: its run's."""
+
+    run: str
+
+
+class ComparisonCommandResult(BaseModel):
+    """``POST /api/comparisons/<id>/commands``: the virtual time both sides apply it at, and each side's command."""
+
+    model_config = ConfigDict(extra="forbid")
+    action: str
+    command: dict[str, Any]
+    status: Literal["pending", "applied"] = Field(description="applied once both sides applied it")
+    at: float | None = Field(description="virtual time at which both apply it (null while pending)")
+    runs: list[SideCommand] = Field(min_length=2, max_length=2)
+    message: str | None = Field(None, description="while pending: why")
+
+
+class DifferenceRow(BaseModel):
+    """A key transition of either side (simulation/comparison.py ``Row``), with its time on each."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    label: str = Field(description="in English, without its time")
+    kind: str
+    node: str | None
+    a: float | None = Field(description="its time on side a (null: not on that side, so far)")
+    b: float | None
+    differs: bool
+    key: str | None = None
+    effect: str | None = None
+    to: Any = None
+    action: str | None = None
+    a_count: int | None = Field(None, description="pods grouped in the row, on side a")
+    b_count: int | None = None
+    a_pods: list[str] | None = None
+    b_pods: list[str] | None = None
+
+
+class Differences(BaseModel):
+    """The strip of differences as of the latest comparison message (docs/websocket-protocol.md), whole: every key
+    transition of both sides paired; ``v`` names the message the live updates follow on from."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["comparison"]
+    comparison: str
+    t: float
+    v: str
+    final: bool | None = None
+    rows: list[DifferenceRow]
+
+
+class ComparisonDetail(BaseModel):
+    """``GET /api/comparisons/<id>``: both runs and the key transitions that differ so far."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    scenario: str
+    overrides: dict[str, Any] = Field(description="each side's settings, by side")
+    viewer_url: str
+    runs: list[SideRun]
+    comparison: Differences | None = Field(description="null: no comparison message yet")
 
 
 class Page(BaseModel):
@@ -330,8 +432,8 @@ class ReportResponse(Reply):
     right: bool | None = Field(description="null while the run cannot tell")
 
 
-class ReportQuestion(Reply):
-    """A question asked, in its public form, with the right answer and the class's answers."""
+class QuestionShown(Reply):
+    """A question as pages show it (classroom/questions.py ``public_question``): never its answer."""
 
     id: str
     kind: Literal["choice", "number", "order", "diagnosis"]
@@ -339,6 +441,11 @@ class ReportQuestion(Reply):
     choices: list[Choice] | None = None
     items: list[Choice] | None = Field(None, description="an order question's items, never in the right order")
     unit: str | None = None
+
+
+class ReportQuestion(QuestionShown):
+    """A question asked, in its public form, with the right answer and the class's answers."""
+
     tolerance: float | None = Field(None, description="a number question's: how far off an answer is still right")
     step: int = Field(description="the index of the lesson step that asked it")
     status: Literal["open", "revealed"]
@@ -386,15 +493,90 @@ class LessonReport(Reply):
     viewers: list[ViewerScore]
 
 
-class ScenarioSummary(BaseModel):
+class PageAction(Reply):
+    """What a lesson step does on the pages (simulation/lessons/documents.py): turn to a node or tab, pace."""
+
+    action: Literal["focus", "tab", "pause", "resume", "speed"]
+    node: str | None = None
+    tab: str | None = None
+    value: float | None = None
+
+
+class LessonStep(Reply):
+    id: str
+    index: int
+    text: Text
+    actions: list[PageAction]
+    question: QuestionShown | None = None
+
+
+class LessonListing(Reply):
+    """A lesson as ``GET /api/lessons`` lists it: its steps and questions without their answers."""
+
     name: str
-    title: dict[str, Any]
-    builtin: bool | None = None
+    position: int
+    title: Text
+    summary: Text | None
+    scenario: str = Field(description=SCENARIO_NAME)
+    comparison: dict[Literal["a", "b"], Overrides] | None = Field(
+        description="a comparison lesson's: each side's settings (docs/lessons.md); null: a run")
+    steps: list[LessonStep]
+    questions: list[QuestionShown]
+
+
+class Lessons(Reply):
+    """``GET /api/lessons``: the lesson path, in order."""
+
+    lessons: list[LessonListing]
+
+
+class DrillListing(Reply):
+    """A drill as ``GET /api/drills`` lists it: its brief and the possible causes, never the cause."""
+
+    name: str
+    position: int
+    title: Text
+    brief: Text | None
+    choices: list[Choice] = Field(description="the possible causes, by public id (cause-1, cause-2, ...)")
+    nodes: list[str] = Field(description="the nodes a diagnosis may name")
+
+
+class Drills(Reply):
+    """``GET /api/drills``: the drills, in order."""
+
+    drills: list[DrillListing]
+
+
+class ScenarioFacts(BaseModel):
+    """What a scenario list shows of a document, kept beside it (runs/saved_scenarios.py ``scenario_summary``)."""
+
+    model_config = ConfigDict(extra="forbid")
     watch: dict[str, Any] | None = None
     node_count: int | None = None
     duration: float | None = None
     version: str | None = None
     fault_actions: list[str] | None = None
+
+
+class ScenarioSummary(ScenarioFacts):
+    name: str
+    title: dict[str, Any]
+    builtin: bool | None = None
+
+
+class ScenarioList(BaseModel):
+    """``GET /api/scenarios``: the built-in scenarios, then the saved ones."""
+
+    model_config = ConfigDict(extra="forbid")
+    scenarios: list[ScenarioSummary]
+
+
+class ScenarioValidated(ScenarioFacts):
+    """``POST /api/scenarios/validate``: the document is valid; its normalised form and what a list shows of it."""
+
+    valid: Literal[True]
+    name: str
+    document: Document
 
 
 class Error(BaseModel):
@@ -436,9 +618,10 @@ class Preview(BaseModel):
 
 REQUESTS: tuple[type[BaseModel], ...] = (RunCreate, ComparisonCreate, ScenarioSave, ScenarioPreview, Command,
                                          ObservationCreate)
-RESPONSES: tuple[type[BaseModel], ...] = (Clock, Event, Run, SideRun, RunStarted, ComparisonStarted, SavedScenario,
-                                          RecipeLink, CommandResult, CommandLog, EventsPage, AuditPage, RunSnapshot,
-                                          LessonReport, ScenarioSummary, Error, InvalidScenario, Preview)
+RESPONSES: tuple[type[BaseModel], ...] = (
+    Clock, Event, Run, SideRun, RunStarted, ObservationStarted, AuditReplayed, ComparisonStarted, ComparisonDetail,
+    SavedScenario, RecipeLink, CommandResult, CommandLog, ComparisonCommandResult, EventsPage, AuditPage, RunSnapshot,
+    LessonReport, Lessons, Drills, ScenarioSummary, ScenarioList, ScenarioValidated, Error, InvalidScenario, Preview)
 
 
 @cache

@@ -78,15 +78,6 @@ _CREATE_ERRORS = dict.fromkeys(("400", "404", "413", "429", "503"), _ERROR)
 _COMMAND_ERRORS = dict.fromkeys(("400", "401", "403", "404", "409", "413"), _ERROR)
 
 
-def _real_cluster_run(description: str, kind: str, properties: dict, errors: tuple[str, ...]) -> dict:
-    """The responses of an operation that makes a run of a real cluster (docs/observe.md): 201 with its id, kind,
-    websocket and ``properties`` (all required but ``run`` and ``skipped_by_reason``), or an error."""
-    body = {"id": {"type": "string"}, "kind": {"const": kind}, "ws_url": {"type": "string"}, **properties}
-    required = [name for name in body if name not in ("kind", "run", "skipped_by_reason")]
-    return {**_ok(description, {"type": "object", "properties": body, "required": required}, "201"),
-            **dict.fromkeys(errors, _ERROR)}
-
-
 def _recipe_post(summary: str, id_parameter: dict) -> dict:
     """POST <run or comparison>/recipe: the same answer for both (a comparison's recipe also has its overrides)."""
     return {
@@ -112,22 +103,6 @@ def _qr(summary: str, parameter: dict) -> dict:
 
 _COMPARISON_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"},
                   "description": "comparison id"}
-_COMPARISON_ROWS = {
-    "type": ["object", "null"],
-    "description": "the strip of differences as of the latest comparison message (docs/websocket-protocol.md), "
-    "whole: every key transition of both sides paired, with its time on each (null: not on that side, so far) and "
-    "whether it differs; `v` names the message the live updates follow on from",
-    "properties": {
-        "t": {"type": "number"},
-        "v": {"type": "string"},
-        "final": {"type": "boolean"},
-        "rows": {"type": "array", "items": {"type": "object", "properties": {
-            "id": {"type": "string"},
-            "label": {"type": "string"}, "kind": {"type": "string"}, "node": {"type": ["string", "null"]},
-            "a": {"type": ["number", "null"]}, "b": {"type": ["number", "null"]}, "differs": {"type": "boolean"}}}},
-    },
-}
-_SIDE_RUN = {"$ref": "#/components/schemas/SideRun"}
 
 DOCUMENT: dict = {
     "openapi": "3.1.0",
@@ -144,15 +119,7 @@ DOCUMENT: dict = {
         "/api/scenarios": {
             "get": {
                 "summary": "List scenarios (built-in and saved)",
-                "responses": _ok(
-                    "scenarios",
-                    {
-                        "type": "object",
-                        "properties": {
-                            "scenarios": {"type": "array", "items": {"$ref": "#/components/schemas/ScenarioSummary"}}
-                        },
-                    },
-                ),
+                "responses": _ok("scenarios", _ref("ScenarioList")),
             },
             "post": {
                 "summary": "Save a custom scenario",
@@ -174,7 +141,7 @@ DOCUMENT: dict = {
                     {"anyOf": [_SCENARIO_DOC, {"$ref": "#/components/schemas/ScenarioSave"}]})},
                 "x-400-beyond-schema": _SCENARIO_400,
                 "responses": {
-                    **_ok("valid; the normalised document", {"type": "object"}),
+                    **_ok("valid; the normalised document", _ref("ScenarioValidated")),
                     "400": _INVALID,
                     "413": _ERROR,
                 },
@@ -216,19 +183,13 @@ DOCUMENT: dict = {
         "/api/lessons": {
             "get": {
                 "summary": "The lesson path: steps and questions, without their answers (docs/lessons.md)",
-                "responses": _ok(
-                    "the lessons",
-                    {"type": "object", "properties": {"lessons": {"type": "array", "items": {"type": "object"}}}},
-                ),
+                "responses": _ok("the lessons", _ref("Lessons")),
             }
         },
         "/api/drills": {
             "get": {
                 "summary": "The drills: briefs and possible causes, never the cause (docs/lessons.md)",
-                "responses": _ok(
-                    "the drills",
-                    {"type": "object", "properties": {"drills": {"type": "array", "items": {"type": "object"}}}},
-                ),
+                "responses": _ok("the drills", _ref("Drills")),
             }
         },
         "/api/observations": {
@@ -246,12 +207,8 @@ DOCUMENT: dict = {
                     "cluster-refused": "the cluster refused the token (which resource it may not list)",
                     "bad-grace-period": "a nodeMonitorGracePeriod that is no duration, or not in (0, 3600] s",
                 },
-                "responses": _real_cluster_run("watching", "observation", {
-                    "viewer_url": {"type": "string"},
-                    "control_url": {"type": "string"},
-                    "control_token": {"type": "string", "description": 'ends the observation: {"action": "stop"}'},
-                    "run": {"$ref": "#/components/schemas/Run"},
-                }, ("400", "403", "413", "429", "502", "503")),
+                "responses": {**_ok("watching", _ref("ObservationStarted"), "201"),
+                              **dict.fromkeys(("400", "403", "413", "429", "502", "503"), _ERROR)},
             }
         },
         "/api/audit-replays": {
@@ -265,13 +222,7 @@ DOCUMENT: dict = {
                     "not-an-audit-log": "no line is an audit.k8s.io Event",
                     "nothing-to-replay": "no write to nodes, leases in kube-node-lease, pods, endpointslices or events",
                 },
-                "responses": _real_cluster_run("replayed", "audit-replay", {
-                    "url": {"type": "string", "description": "the run page"},
-                    "events": {"type": "integer", "description": "events the log made"},
-                    "skipped": {"type": "integer", "description": "lines left out"},
-                    "skipped_by_reason": {"type": "object", "description": "malformed, not-audit-events, "
-                                          "other-stages, reads, other-resources, failed-writes"},
-                }, ("400", "413")),
+                "responses": {**_ok("replayed", _ref("AuditReplayed"), "201"), "400": _ERROR, "413": _ERROR},
             }
         },
         "/api/runs": {
@@ -309,10 +260,7 @@ DOCUMENT: dict = {
                 "summary": "A comparison: both runs and the key transitions that differ so far",
                 "parameters": [_COMPARISON_ID],
                 "responses": {
-                    **_ok("the comparison", {"type": "object", "properties": {
-                        "id": {"type": "string"}, "scenario": {"type": "string"}, "overrides": {"type": "object"},
-                        "viewer_url": {"type": "string"}, "runs": {"type": "array", "items": _SIDE_RUN},
-                        "comparison": _COMPARISON_ROWS}}),
+                    **_ok("the comparison", _ref("ComparisonDetail")),
                     "404": _ERROR,
                 },
             }
@@ -330,15 +278,8 @@ DOCUMENT: dict = {
                     "command-rejected": "the simulation of a side refused it",
                 },
                 "responses": {
-                    **_ok(
-                        "accepted: the virtual time both sides apply it at, and each side's command",
-                        {"type": "object", "properties": {
-                            "action": {"type": "string"}, "command": {"type": "object"},
-                            "status": {"enum": ["pending", "applied"]}, "at": {"type": ["number", "null"]},
-                            "runs": {"type": "array", "items": {"$ref": "#/components/schemas/CommandResult"}}},
-                         "required": ["status", "at", "runs"]},
-                        "202",
-                    ),
+                    **_ok("accepted: the virtual time both sides apply it at, and each side's command",
+                          _ref("ComparisonCommandResult"), "202"),
                     **_COMMAND_ERRORS,
                 },
             },
