@@ -27,7 +27,7 @@ from heartbeat_site.live.lookback import seek
 from heartbeat_site.live.models import Answer, Question, QuestionStatus, RunStatus
 from heartbeat_site.live.redis_client import get_redis
 from heartbeat_site.live.runs.saved_scenarios import load_builtins
-from heartbeat_site.live.runstore import activity
+from heartbeat_site.live.runstore import activity, event_log
 from simulation import Simulation, load_scenario
 from simulation.lessons import builtin_drills, builtin_lessons, get_drill
 
@@ -294,3 +294,26 @@ def test_a_comparisons_commands_and_strip_are_as_the_served_document_says(api, s
             client.srem(activity.ACTIVE_RUNS, run["id"])
             for key in client.keys(f"hb:run:{{{run['id']}}}:*"):
                 client.delete(key)
+
+
+def test_a_pending_commands_answer_is_as_the_served_document_says(api, served, dispatched):
+    """No driver took the run yet: the answer says why, in a field CommandResult lists."""
+    started = post_json(api, "/api/runs", {"scenario": "kubelet-crash"}).json()
+    pending = post_json(api, f"/api/runs/{started['id']}/commands", FAULT, **bearer(started["control_token"]))
+    assert (pending.status_code, pending.json()["status"]) == (202, "pending"), pending.content
+    assert pending.json()["message"]
+    served_schema(served, "CommandResult").validate(pending.json())
+    assert not served_schema(served, "CommandResult").is_valid({**pending.json(), "note": "unlisted"})
+
+
+def test_a_real_clusters_look_back_past_its_log_is_a_documented_409(api, served, finished_run):
+    """A replayed audit log whose event log lost its first events (HEARTBEAT_EVENT_LOG_SIZE): its past cannot be
+    rebuilt, and the document lists the 409 that says so."""
+    log = api.get(f"/api/runs/{finished_run.id}/export/audit.jsonl").content
+    replayed = api.post("/api/audit-replays", log, content_type="application/jsonl").json()
+    get_redis().zremrangebyscore(event_log.log_key(replayed["id"]), 1, 1)  # as the bounded log drops its oldest
+    refused = api.get(f"/api/runs/{replayed['id']}/snapshot?t=1")
+    assert (refused.status_code, refused.json()["error"]) == (409, "older-than-the-log")
+    snapshot = served["paths"]["/api/runs/{id}/snapshot"]["get"]["responses"]
+    assert "older-than-the-log" in snapshot["409"]["description"]
+    served_schema(served, "Error").validate(refused.json())

@@ -281,6 +281,9 @@ class RecipeLink(BaseModel):
 
 
 class CommandResult(BaseModel):
+    """A command of a run: as ``POST /api/runs/<id>/commands`` answers it, and in the run's command log."""
+
+    model_config = ConfigDict(extra="forbid")
     seq: int = Field(description="the command's position in the run's command log")
     at: float | None = Field(description="virtual time at which it applies (null while pending)")
     status: Literal["pending", "applied", "rejected"]
@@ -289,6 +292,7 @@ class CommandResult(BaseModel):
     command: dict[str, Any] | None = None
     error: str | None = None
     clock: Clock | None = None
+    message: str | None = Field(None, description="while pending: why (the run's driver has not picked it up yet)")
 
 
 class CommandLog(BaseModel):

@@ -385,6 +385,9 @@ DOCUMENT: dict = {
                     ),
                     "400": _ERROR,
                     "404": _ERROR,
+                    "409": {**_ERROR, "description": "older-than-the-log: a real cluster's run (docs/observe.md) whose "
+                            "event log no longer holds its first events (HEARTBEAT_EVENT_LOG_SIZE), which rebuild its "
+                            "past"},
                 },
             }
         },
