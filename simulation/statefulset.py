@@ -17,6 +17,7 @@ What a learner sees of it when a node dies:
 from __future__ import annotations
 
 import hashlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .apiserver import Actor
@@ -240,7 +241,9 @@ class StatefulSetController:
                                       source_component=LANE)
         labels = {"app": name, LABEL_POD_NAME: pod_name, LABEL_REVISION: state.revision}
         if self.ctx.profile.pod_index_label:
-            labels[LABEL_POD_INDEX] = str(ordinal)
+            # interned: str() makes a one-character string of its own, where a restore gives back the
+            # interpreter's shared one, and a checkpoint writes one string per object (checkpoint.py)
+            labels[LABEL_POD_INDEX] = sys.intern(str(ordinal))
         owner = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": name, "uid": state.uid, "controller": True,
                  "blockOwnerDeletion": True}
         pod = Pod(
