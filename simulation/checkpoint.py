@@ -29,6 +29,7 @@ the same for the same code.
 
 from __future__ import annotations
 
+import array
 import copyreg
 import dataclasses
 import functools
@@ -128,6 +129,31 @@ def _prologue(words: tuple[str, ...]) -> bytes:
     return b"".join(out)
 
 
+def _packed_random(stream: random.Random) -> tuple[Any, tuple[Any, ...]]:
+    """A random stream as its state's 625 words in one bytes object (little-endian), not a tuple
+    of 625 numbers: a run has two streams per node, which were a third of a checkpoint's pickle
+    and of the time to write and read it, and `random.Random()` seeded each one from the system
+    before `setstate` replaced it (`_unpacked_random` seeds from 0: no system call)."""
+    version, words, gauss_next = stream.getstate()
+    packed = array.array("I", words)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return _unpacked_random, (version, packed.tobytes(), gauss_next)
+
+
+def _unpacked_random(version: int, packed: bytes, gauss_next: float | None) -> random.Random:
+    words = array.array("I")
+    words.frombytes(packed)
+    if sys.byteorder == "big":
+        words.byteswap()
+    stream = random.Random(0)
+    stream.setstate((version, tuple(words), gauss_next))
+    return stream
+
+
+assert array.array("I").itemsize == 4, "a random stream's words are 32 bits"
+
+
 class _SortedSet:
     """Stands for a set while it is pickled: written as `set(sorted items)`. One per set, so a
     set that two objects share is one set after a restore."""
@@ -139,7 +165,7 @@ class _SortedSet:
 
 
 class _Pickler(pickle.Pickler):
-    """Writes sets sorted without a Python call per object written.
+    """Writes sets sorted without a Python call per object written, random streams packed.
 
     Pickle asks `reducer_override` about every object it has not written yet except the exact
     builtins (strings, numbers, dicts, lists, tuples and sets themselves), so sets are found
@@ -148,6 +174,8 @@ class _Pickler(pickle.Pickler):
     and tuples (not into other instances: each has its own call). A set found there is replaced
     by its `_SortedSet`, and each container on the way by a copy, the same copy wherever that
     container is held (identity kept, as for the sets)."""
+
+    dispatch_table = {**copyreg.dispatch_table, random.Random: _packed_random}
 
     def __init__(self, file: io.BytesIO, words: tuple[str, ...]) -> None:
         super().__init__(file, protocol=5)
