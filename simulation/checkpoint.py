@@ -79,18 +79,34 @@ def _code_strings(code: types.CodeType) -> Iterator[str]:
             yield from _code_strings(const)
 
 
+def _global_names(value: type | types.FunctionType) -> Iterator[str]:
+    """The names pickle writes for a class or function of the package (its module, qualified
+    name and name), made the interned strings in place. They are whatever string objects the
+    import made, so whether they were the vocabulary's words depended on the process's history:
+    one process wrote a module's name by value, another as a word."""
+    for attribute in ("__module__", "__qualname__", "__name__"):
+        name = getattr(value, attribute)
+        if type(name) is str:  # a function made by exec may have no module
+            name = _intern(name)
+            setattr(value, attribute, name)
+            yield name
+
+
 def _module_strings(module: types.ModuleType) -> Iterator[str]:
     for name, value in vars(module).items():
         yield name
         if isinstance(value, type) and value.__module__ == module.__name__:
+            yield from _global_names(value)
             yield from vars(value)  # attribute and field names, as their class spells them
             yield from getattr(value, "__slots__", ())
             for member in vars(value).values():
                 function = inspect.unwrap(member.__func__ if isinstance(member, classmethod | staticmethod)
                                           else member)
                 if isinstance(function, types.FunctionType):
+                    yield from _global_names(function)
                     yield from _code_strings(function.__code__)
         elif isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
+            yield from _global_names(value)
             yield from _code_strings(value.__code__)
         elif type(value) is str and len(value) <= WORD_MAX:
             yield value
@@ -175,10 +191,11 @@ class _Pickler(pickle.Pickler):
     by its `_SortedSet`, and each container on the way by a copy, the same copy wherever that
     container is held (identity kept, as for the sets)."""
 
-    dispatch_table = {**copyreg.dispatch_table, random.Random: _packed_random}
-
     def __init__(self, file: io.BytesIO, words: tuple[str, ...]) -> None:
         super().__init__(file, protocol=5)
+        # copyreg's as it is now (a module imported since may have added a type: Twisted adds bound
+        # methods, and a restore that finds its function imports it), and the random streams
+        self.dispatch_table = {**copyreg.dispatch_table, random.Random: _packed_random}
         # the memo as `_prologue` leaves the unpickler's: a word the run holds is a memo reference
         seeded: dict[int, tuple[int, Any]] = {id(_intern): (0, _intern)}
         for index, word in enumerate(words, 1):
@@ -194,6 +211,8 @@ class _Pickler(pickle.Pickler):
         if kind is _SortedSet:
             items = obj.items  # sorted, and any set among them (a set of frozensets) in turn
             return type(items), (self._replace_sets(_sorted(items)),)
+        if kind in self.dispatch_table:
+            return NotImplemented  # as copyreg says
         may_hold = _MAY_HOLD_SETS.get(kind)
         if may_hold is None:
             may_hold = _MAY_HOLD_SETS[kind] = _may_hold_sets(kind)
@@ -248,11 +267,10 @@ _MAY_HOLD_SETS: dict[type, bool] = {}
 def _may_hold_sets(kind: type) -> bool:
     """Whether an instance of `kind` needs looking through for sets, decided once per class.
     Not: what pickle writes by name (classes, functions), a bound method (its object has its own
-    call), what copyreg says how to write, a random stream (625 numbers), a frozen dataclass
+    call), a random stream (625 numbers), a frozen dataclass
     none of whose fields is declared a set (the API objects and their parts: JSON-like fields,
     half the objects of a run, `objects.fast_pickling`)."""
-    if issubclass(kind, type | types.FunctionType | types.BuiltinFunctionType | types.MethodType | random.Random) \
-            or kind in copyreg.dispatch_table:
+    if issubclass(kind, type | types.FunctionType | types.BuiltinFunctionType | types.MethodType | random.Random):
         return False
     if dataclasses.is_dataclass(kind) and kind.__dataclass_params__.frozen:  # type: ignore[attr-defined]
         return any("set" in str(field.type) for field in dataclasses.fields(kind))

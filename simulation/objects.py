@@ -975,6 +975,7 @@ def fast_pickling(cls: type) -> type:
     exec(source, namespace)  # the source is made above from the class's own field names
     __setstate__ = namespace["__setstate__"]
     __setstate__.__qualname__ = f"{cls.__qualname__}.__setstate__"
+    __setstate__.__module__ = cls.__module__
 
     setattr(cls, "__getstate__", __getstate__)  # noqa: B010 (a method of the class, set after it is made)
     setattr(cls, "__setstate__", __setstate__)  # noqa: B010

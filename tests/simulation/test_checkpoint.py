@@ -146,21 +146,32 @@ def test_commands_scheduled_before_and_after_the_checkpoint(tmp_path):
     assert_same(expected, actual)
 
 
-def test_a_thousand_nodes():
-    doc = {
-        "name": "ckpt-1000", "seed": 5, "duration": "3m",
-        "cluster": {"zones": [{"name": "zone-a", "nodes": 334}, {"name": "zone-b", "nodes": 333},
-                              {"name": "zone-c", "nodes": 333}],
-                    "workloads": [{"name": "app", "replicas": 3000}, {"name": "agent", "kind": "DaemonSet"}],
-                    "services": [{"name": "app", "selector": {"app": "app"}}]},
-        "faults": [{"at": "40s", "action": "zone-outage", "zone": "zone-b"},
-                   {"at": "130s", "action": "zone-heal", "zone": "zone-b"}],
-    }
+THOUSAND_NODES = {
+    "name": "ckpt-1000", "seed": 5, "duration": "3m",
+    "cluster": {"zones": [{"name": "zone-a", "nodes": 334}, {"name": "zone-b", "nodes": 333},
+                          {"name": "zone-c", "nodes": 333}],
+                "workloads": [{"name": "app", "replicas": 3000}, {"name": "agent", "kind": "DaemonSet"}],
+                "services": [{"name": "app", "selector": {"app": "app"}}]},
+    "faults": [{"at": "40s", "action": "zone-outage", "zone": "zone-b"},
+               {"at": "130s", "action": "zone-heal", "zone": "zone-b"}],
+}
+
+
+def test_a_thousand_nodes(tmp_path):
+    """Restored in this process and in another one (another string hash seed): the same lines,
+    and the other process's checkpoint of the restored run is the same bytes."""
     cut, end = 100.0, 140.0  # the zone's nodes Unknown and queued for tainting; the heal after the cut
-    expected, data = plain_and_checkpoint(load_scenario(doc), cut, end)
+    expected, data = plain_and_checkpoint(load_scenario(THOUSAND_NODES), cut, end)
     restored = Simulation.restore(data)
+    assert restored.checkpoint() == data
     assert_same(expected, lines(restored.run_until(end)))
     assert len(expected) > 10_000
+
+    (tmp_path / "ckpt").write_bytes(data)
+    _child(tmp_path / "ckpt", end, [], tmp_path / "out")
+    again, actual = pickle.loads((tmp_path / "out").read_bytes())
+    assert_same(expected, actual)
+    assert again == data
 
 
 def drive(sim: Simulation, run: LessonRun, t: float, until: float, out: list[bytes]) -> float:

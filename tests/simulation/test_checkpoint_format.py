@@ -4,6 +4,7 @@ share after a restore), without a Python call per object pickled."""
 
 from __future__ import annotations
 
+import copyreg
 import zlib
 
 import pytest
@@ -98,3 +99,25 @@ def test_a_checkpoint_of_another_format_is_refused():
     """A checkpoint an older version wrote (format 1): the callers replay from 0 instead."""
     with pytest.raises(ValueError, match="format"):
         Simulation.restore(b"heartbeat-simulation-checkpoint/1\n" + zlib.compress(b"x"))
+
+
+class Registered:
+    """A type some module registers with copyreg after the checkpoint module was imported (as
+    Twisted does for bound methods: a restore that finds its function imports it)."""
+
+
+def _registered_again() -> Registered:
+    made = Registered()
+    made.__dict__["by_copyreg"] = True
+    return made
+
+
+def test_a_reduction_registered_with_copyreg_later_is_used():
+    """Otherwise the process that checkpoints and the one that restores and checkpoints again
+    write such an object in two ways."""
+    copyreg.pickle(Registered, lambda obj: (_registered_again, ()))
+    try:
+        restored = checkpoint.loads(checkpoint.dumps(Holder(it=Registered())))
+    finally:
+        del copyreg.dispatch_table[Registered]
+    assert restored.it.by_copyreg
