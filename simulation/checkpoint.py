@@ -8,16 +8,18 @@ object, and a restore changes which places hold one object: the unpickler intern
 names, so a name that the run also holds as a value (a resource "nodes" beside an attribute
 `nodes`) was one string and comes back as two.
 
-So this pickler writes every set and frozenset sorted (`reducer_override`, which pickle calls
-once per container or instance it has not written yet, never per string or number: a set two
-objects share stays one set), and starts with a vocabulary: the strings of the simulation's
-code (its names, attribute names, short constants), sorted. The checkpoint's first pickle
-interns each word (`sys.intern`, one C call each) into the unpickler's memo; the run's pickle
-then refers to a word the run holds by its memo index, and writes any other string by value,
-once per object. A restore gets the interned words back, the very objects the restoring
-process's code and attribute names use, so nothing splits, and every other string as one
-object per object it was: a checkpoint of a restored run is the same bytes as the checkpoint
-it was restored from.
+So this pickler writes every set and frozenset sorted, found from the instances that hold them
+(`reducer_override`, which pickle calls once per instance it has not written yet, never for a
+string, a number or a plain container: a set two objects share stays one set), and starts with a
+vocabulary: the strings of the simulation's code (its names, attribute names, short constants,
+its modules' and classes' names), sorted. The checkpoint's first pickle interns each word
+(`sys.intern`, one C call each) into the unpickler's memo; the run's pickle then refers to a word
+the run holds by its memo index, and writes any other string by value, once per object. A
+restore gets the interned words back, the very objects the restoring process's code and
+attribute names use, so nothing splits, and every other string as one object per object it was:
+a checkpoint of a restored run is the same bytes as the checkpoint it was restored from. (A
+one-character string is the interpreter's shared one after a restore: the run must hold that
+one, not one `str()` made.) Random streams are written packed (`_packed_random`).
 
 Earlier versions got there with `persistent_id` and `persistent_load`, a Python call for every
 object written (numbers and strings included: 4 million at 1,000 nodes) and for every string
