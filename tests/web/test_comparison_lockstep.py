@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from heartbeat_site.live.driving.comparison_driver import ComparisonDriver
+from heartbeat_site.live.driving.comparison_driver import CATCH_UP, ComparisonDriver
 from heartbeat_site.live.driving.driver import RunDriver
 from heartbeat_site.live.driving.governor import SpeedGovernor
 from heartbeat_site.live.driving.pacing import VirtualClock
@@ -67,3 +67,22 @@ def test_the_shared_clock_keeps_its_speed_through_each_sides_burst(quiet):
     assert a.sim.now == b.sim.now > clock.now() - SPEED * 2 * INTERVAL
     assert a.sim.now > b.sim.at
 
+
+
+def test_past_its_catch_up_the_clock_waits_only_for_the_rest():
+    """A burst on a slower machine (50x), longer than the clock lets the sides lag (``CATCH_UP``): the clock waits
+    for what lies beyond, no more."""
+    wall = Wall()
+    clock = VirtualClock(t=10.0, speed=SPEED, monotonic=wall)
+    driver = ComparisonDriver("c", monotonic=wall)
+    a, b = driver.sides = [side(wall, clock, 15.05, 0.02), side(wall, clock, 1e9, 0.02)]
+    a.sim.burst = CATCH_UP + 1.0
+    a.governor.restart(wall(), clock.t)
+    start = wall()
+    while wall() < start + 6.0:
+        began = wall()
+        driver._advance_both(began)
+        wall.t = max(wall(), began + INTERVAL)
+    lost = 10.0 + SPEED * (wall() - start) - clock.now()
+    assert 0 < lost <= SPEED * (1.0 + 2 * INTERVAL)
+    assert a.sim.now == b.sim.now > clock.now() - SPEED * 2 * INTERVAL

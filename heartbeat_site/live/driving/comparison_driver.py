@@ -48,8 +48,8 @@ PUBLISH_EVERY = 1.0  # wall seconds between two comparison messages at most
 # Wall seconds of the clock the sides may lag behind it and catch up on in the next slices, before the clock waits
 # for them. Each side has its bursts (a zone's nodes going Unknown: a second of work at one instant, and side a's
 # come 10 s before side b's), and two sides' bursts are twice one run's: were the clock to wait for every one, as one
-# run's does, it would lose their wall time for good (bench/README.md, "Two clusters, one clock"). A side that lags
-# for longer than this does not keep the speed: the clock waits, and the speed governor sees it.
+# run's does, it would lose their wall time for good (bench/README.md, "Two clusters, one clock"). Beyond it the
+# clock waits (the sides stay this far behind it), and a speed the sides do not keep is lowered (governor.py).
 CATCH_UP = 2.0
 
 
@@ -245,8 +245,10 @@ class ComparisonDriver:
         common = min(a.sim.now, b.sim.now)
         lag = min(target, a.duration) - common
         behind = lag > 1e-6
-        if behind and (lag > CATCH_UP * clock.speed or clock.paused):  # a paused clock stands where both sides are
+        if behind and clock.paused:  # a paused clock stands where both sides are
             clock.jump_to(common)
+        elif lag > CATCH_UP * clock.speed:  # it waits for what the sides lag beyond that, no more
+            clock.jump_to(common + CATCH_UP * clock.speed)
         a.governor.slice_done(behind=behind)
         a._limit_speed(self.mono())
         if b.clock.speed != b.run.speed:  # a's speed was lowered or raised (a._limit_speed saved it): b's too
@@ -279,7 +281,9 @@ class ComparisonDriver:
         """Both sides at the clock's time, then every pending command of either run applied there: the two halves
         of a comparison's command (stored together) at one virtual instant. True when a fault was scheduled."""
         a, b = self.sides
-        target = a.clock.now()
+        # the clock's time, or where the viewers are while the sides catch up with it (``CATCH_UP``): a fault lands
+        # at most a slice past what the trainer saw, not seconds ahead of it
+        target = min(a.clock.now(), max(a.sim.now, b.sim.now) + a.clock.speed * a.interval)
         if self.lesson is not None:
             self._advance_together(target)
         else:
