@@ -96,6 +96,8 @@ def _global_names(value: type | types.FunctionType) -> Iterator[str]:
 
 def _module_strings(module: types.ModuleType) -> Iterator[str]:
     for name, value in vars(module).items():
+        if name.startswith("__") and name.endswith("__"):
+            continue  # the module's file, its warnings registry once one was issued: not the same everywhere
         yield name
         if isinstance(value, type) and value.__module__ == module.__name__:
             yield from _global_names(value)
