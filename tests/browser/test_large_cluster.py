@@ -117,7 +117,9 @@ def test_a_large_run_opens_its_cells_a_few_hundred_a_pass_and_redraws_only_chang
                            polling=1000, timeout=60_000)  # the renewals of the opening's passes are done
     start = page.evaluate("window.heartbeat.clock.now()")
     page.wait_for_function(f"window.heartbeat.clock.now() > {start + 10}", timeout=60_000)
-    assert changed_nodes(page) == set()
+    # (on a loaded machine a renewal may come a little after the page's clock passed a step of its Lease bar, which
+    # then steps back: a bar's step is not a change of the cell's state)
+    assert changed_nodes(page, ages=False) == set()
 
     # zone-b is cut off: the Lease bars of its cells, and of no other, grow until the grace period ran out; the
     # controller marks them all Unknown and taints them.
