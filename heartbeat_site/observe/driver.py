@@ -152,8 +152,7 @@ class ObservationDriver:
             if not self._flush():
                 return "lease-lost"
             if fatal is not None:
-                self.problem = fatal  # in the last snapshot, for a page that opens the ended observation
-                self._end(RunStatus.FAILED, fatal.sentence[:200])
+                self._end(RunStatus.FAILED, fatal.sentence, problem=fatal)
                 return "failed"
             outcome = self._housekeeping(now)
             if outcome:
@@ -279,7 +278,10 @@ class ObservationDriver:
     def _send_clock(self) -> None:
         self._send("run.clock", frames.clock_message(self._clock(), self.published_seq))
 
-    def _end(self, status: str, reason: str) -> None:
+    def _end(self, status: str, reason: str, problem: Problem | None = None) -> None:
+        """The observation ends for ``reason``; ``problem``: the cluster's refusal that ended it, which the last
+        snapshot and the status message carry (a watch's earlier, retried problem is no reason any more)."""
+        self.problem = problem
         self.watching.set()
         self._flush()
         t = self.now()
@@ -290,8 +292,8 @@ class ObservationDriver:
         if self.connection is not None:  # a worker that never watched keeps the snapshot its predecessor left
             self._store_snapshot()
         message = frames.status_message(status, reason, clock, self.published_seq)
-        if status == RunStatus.FAILED and self.problem is not None:
-            message["problem"] = self.problem.as_message()  # said in the page's language (docs/observe.md)
+        if problem is not None:
+            message["problem"] = problem.as_message()  # said in the page's language (docs/observe.md)
         self._send("run.status", message)
         activity.mark_inactive(self.run_id)
         log.info("observation %s ended (%s): %s", self.run_id, status, reason)

@@ -274,20 +274,22 @@ export class RunPage {
    * The bar's line, and `body[data-watch-problem]`: what the end of a failed observation says (run-end.js).
    * @param {string} sentence  the driver's, in English ("" while the watch works)
    * @param {import("#js/observed-problem.js").WatchProblem | null} [problem]  its kind and fields
+   * @param {boolean} [ended]  the observation ended (for this problem, or another reason when it is "")
    */
-  #showWatchProblem(sentence, problem) {
+  #showWatchProblem(sentence, problem, ended = false) {
     const line = document.getElementById("observed-problem");
     if (!line) return;
     const said = sentence ? sayProblem(this.t, problem, sentence) : "";
-    line.textContent = said ? this.t("observed.problem", { message: said }) : "";
-    line.hidden = !said;
+    line.textContent = said && !ended ? this.t("observed.problem", { message: said }) : ""; // retried no more
+    line.hidden = !said || ended;
     document.body.dataset.watchProblem = said;
   }
 
   onSnapshot(msg) {
     const snapshot = msg.snapshot ?? {};
     if (snapshot.observation) {
-      this.#showWatchProblem(snapshot.observation.problem ?? "", snapshot.observation.problemDetail);
+      const ended = ["finished", "idle", "failed", "stopped"].includes(msg.run?.status ?? "");
+      this.#showWatchProblem(snapshot.observation.problem ?? "", snapshot.observation.problemDetail, ended);
     }
     this.store.loadSnapshot({ ...snapshot, last_seq: msg.last_seq ?? snapshot.last_seq });
     this.controllers.loadSnapshot(snapshot);
@@ -447,7 +449,12 @@ export class RunPage {
 
   onStatus(msg) {
     const status = msg.status ?? msg.run?.status;
-    if (msg.problem) this.#showWatchProblem(msg.reason ?? "", msg.problem); // what ended an observation
+    // an observation's end as it happens: the refusal that ended it, or none (a retried problem is no reason any
+    // more); a page that joined it ended had both from the snapshot, and its status message repeats no problem
+    const ended = (status) => ["finished", "idle", "failed", "stopped"].includes(status ?? "");
+    if (msg.type === "status" && !ended(document.body.dataset.runStatus)) {
+      this.#showWatchProblem(msg.problem ? msg.reason ?? "" : "", msg.problem, true);
+    }
     if (status) {
       document.body.dataset.runStatus = status;
       // The clock already says running/paused; the status line speaks only when it differs.

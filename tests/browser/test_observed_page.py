@@ -215,4 +215,5 @@ def test_a_token_that_may_not_watch_ends_the_observation_naming_the_refusal(brow
             end = page.locator("#run-end")
             expect(end).to_contain_text(ended, timeout=30_000)
             expect(end).to_contain_text("403 Forbidden")
+            expect(page.locator("#observed-problem")).to_be_hidden()  # ended: nothing is being retried
             expect(end).not_to_contain_text("simulation")
